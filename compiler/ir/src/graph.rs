@@ -1,0 +1,258 @@
+//! Nodes, the hash-consing graph and IR functions.
+
+use std::collections::HashMap;
+
+/// Index of a node in a [`Graph`]. Ids are dense and in topological order: the
+/// operands of a node always have smaller ids than the node itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Id(pub u32);
+
+impl Id {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The eight input arrays of every element function, in signature order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Slot {
+    /// Stored coordinates of the connected bodies (local numbering).
+    Q = 0,
+    /// Velocity dofs.
+    V = 1,
+    /// Accelerations v̇.
+    Vdot = 2,
+    /// Multipliers λ owned by the element.
+    Lambda = 3,
+    /// Parameters of the instance.
+    P = 4,
+    /// Effective integrator coefficients c = (α′, β′, γ′, h).
+    C = 5,
+    /// Configuration increment Δ of the step (one entry per velocity dof).
+    Delta = 6,
+    /// Time t (one entry).
+    T = 7,
+}
+
+impl Slot {
+    pub const ALL: [Slot; 8] = [
+        Slot::Q,
+        Slot::V,
+        Slot::Vdot,
+        Slot::Lambda,
+        Slot::P,
+        Slot::C,
+        Slot::Delta,
+        Slot::T,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Slot::Q => "q",
+            Slot::V => "v",
+            Slot::Vdot => "vdot",
+            Slot::Lambda => "lambda",
+            Slot::P => "p",
+            Slot::C => "c",
+            Slot::Delta => "delta",
+            Slot::T => "t",
+        }
+    }
+}
+
+/// Unary elementary functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Unary {
+    Neg,
+    Sqrt,
+    Sin,
+    Cos,
+    Tan,
+    Exp,
+    Log,
+    Tanh,
+    Abs,
+}
+
+/// Comparison of a [`Op::Select`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cmp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl Cmp {
+    pub fn eval(self, a: f64, b: f64) -> bool {
+        match self {
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+        }
+    }
+}
+
+/// One scalar operation. Operands are ids of earlier nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// A constant, stored by its bit pattern so that `-0.0`, `0.0` and NaNs stay distinct.
+    Const(u64),
+    /// Element `index` of an input array.
+    Input(Slot, u32),
+    /// A symbol: a named placeholder (rotation matrix entry, memoized intermediate)
+    /// that differentiation treats specially and substitutes before code generation.
+    /// Never reaches the backend.
+    Sym(u32),
+    Unary(Unary, Id),
+    Add(Id, Id),
+    Sub(Id, Id),
+    Mul(Id, Id),
+    Div(Id, Id),
+    /// x^n for an integer n.
+    Powi(Id, i32),
+    Pow(Id, Id),
+    Atan2(Id, Id),
+    Min(Id, Id),
+    Max(Id, Id),
+    /// `if a CMP b then t else f` — the only branch; becomes a select in machine code.
+    Select(Cmp, [Id; 4]),
+}
+
+impl Op {
+    /// The operands of the node, in order.
+    pub fn operands(&self) -> Vec<Id> {
+        match *self {
+            Op::Const(_) | Op::Input(..) | Op::Sym(_) => vec![],
+            Op::Unary(_, a) | Op::Powi(a, _) => vec![a],
+            Op::Add(a, b)
+            | Op::Sub(a, b)
+            | Op::Mul(a, b)
+            | Op::Div(a, b)
+            | Op::Pow(a, b)
+            | Op::Atan2(a, b)
+            | Op::Min(a, b)
+            | Op::Max(a, b) => vec![a, b],
+            Op::Select(_, ids) => ids.to_vec(),
+        }
+    }
+}
+
+/// A hash-consed DAG of scalar operations. Many functions may share one graph.
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    nodes: Vec<Op>,
+    index: HashMap<Op, Id>,
+}
+
+impl Graph {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    pub fn op(&self, id: Id) -> Op {
+        self.nodes[id.index()]
+    }
+
+    pub fn nodes(&self) -> &[Op] {
+        &self.nodes
+    }
+
+    /// Adds `op` unless an identical node exists; returns the id either way.
+    /// Commutative operations (`+`, `×`) get their operands in id order, so `a+b` and
+    /// `b+a` are one node. `min`/`max` are *not* reordered: for ±0 and NaN operands
+    /// IEEE allows either result, and the backend must see the order the user wrote.
+    pub fn add(&mut self, op: Op) -> Id {
+        let op = match op {
+            Op::Add(a, b) if b < a => Op::Add(b, a),
+            Op::Mul(a, b) if b < a => Op::Mul(b, a),
+            other => other,
+        };
+        if let Some(&id) = self.index.get(&op) {
+            return id;
+        }
+        let id = Id(self.nodes.len() as u32);
+        self.nodes.push(op);
+        self.index.insert(op, id);
+        id
+    }
+
+    pub fn constant(&mut self, x: f64) -> Id {
+        self.add(Op::Const(x.to_bits()))
+    }
+
+    pub fn input(&mut self, slot: Slot, index: usize) -> Id {
+        self.add(Op::Input(slot, index as u32))
+    }
+
+    pub fn sym(&mut self, n: u32) -> Id {
+        self.add(Op::Sym(n))
+    }
+
+    /// The value of a constant node, if it is one.
+    pub fn as_const(&self, id: Id) -> Option<f64> {
+        match self.op(id) {
+            Op::Const(bits) => Some(f64::from_bits(bits)),
+            _ => None,
+        }
+    }
+}
+
+/// Sizes of the eight input arrays of a function.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SlotSizes(pub [usize; 8]);
+
+impl SlotSizes {
+    pub fn get(&self, slot: Slot) -> usize {
+        self.0[slot as usize]
+    }
+}
+
+/// A function of the fixed signature: the outputs are nodes of a graph.
+#[derive(Clone, Debug)]
+pub struct Func {
+    pub name: String,
+    pub inputs: SlotSizes,
+    pub outputs: Vec<Id>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_consing_shares_nodes_and_orders_commutative_operands() {
+        let mut g = Graph::new();
+        let x = g.input(Slot::Q, 0);
+        let y = g.input(Slot::V, 1);
+        let a = g.add(Op::Add(x, y));
+        let b = g.add(Op::Add(y, x));
+        assert_eq!(a, b);
+        let s1 = g.add(Op::Sub(x, y));
+        let s2 = g.add(Op::Sub(y, x));
+        assert_ne!(s1, s2);
+        assert_eq!(g.len(), 5);
+    }
+
+    #[test]
+    fn constants_keep_their_sign_of_zero() {
+        let mut g = Graph::new();
+        let p = g.constant(0.0);
+        let n = g.constant(-0.0);
+        assert_ne!(p, n);
+        assert_eq!(g.as_const(n).unwrap().to_bits(), (-0.0f64).to_bits());
+    }
+}

@@ -1,0 +1,15 @@
+//! The expression IR of fdc: a hash-consed DAG of scalar `f64` operations.
+//!
+//! Knows: scalar arithmetic and elementary functions, the fixed input signature of an
+//! element function `(q, v, v̇, λ, p, c, Δ, t)`, symbols (placeholders the
+//! differentiation crate substitutes), and how to evaluate, print and simplify a DAG.
+//!
+//! **Architecture invariant:** nothing here knows LLVM, the fd language or physics.
+//! Every pass is IR → IR and can be checked against [`interp`] (the interpreter).
+//! Nodes are hash-consed: building the same operation twice returns the same [`Id`],
+//! so common subexpressions are shared for free. Commutative operands are put in a
+//! canonical order by the builder, never by a rewrite rule.
+
+mod graph;
+
+pub use graph::{Cmp, Func, Graph, Id, Op, Slot, SlotSizes, Unary};
