@@ -7,7 +7,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "fdc", version, about = "Compiler for multibody dynamics models")]
+#[command(
+    name = "fdc",
+    version,
+    about = "Compiler for multibody dynamics models"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -10,6 +10,8 @@
 //! so common subexpressions are shared for free. Commutative operands are put in a
 //! canonical order by the builder, never by a rewrite rule.
 
+mod build;
 mod graph;
 
+pub use build::{transpose, M3, V3};
 pub use graph::{Cmp, Func, Graph, Id, Op, Slot, SlotSizes, Unary};
