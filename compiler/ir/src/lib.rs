@@ -12,6 +12,7 @@
 
 mod build;
 mod graph;
+pub mod interp;
 
 pub use build::{transpose, M3, V3};
 pub use graph::{Cmp, Func, Graph, Id, Op, Slot, SlotSizes, Unary};

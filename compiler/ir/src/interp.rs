@@ -1,0 +1,154 @@
+//! The IR interpreter: the reference every other evaluation (simplified IR, JIT code,
+//! derivatives) is checked against. It evaluates each needed node once, in id order
+//! (ids are topological), so shared nodes are never recomputed.
+
+use crate::graph::{Graph, Id, Op, Slot, Unary};
+use std::fmt;
+
+/// The eight input arrays, in signature order (see [`Slot`]).
+pub type Inputs<'a> = [&'a [f64]; 8];
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum EvalError {
+    /// A symbol reached evaluation: it should have been substituted first.
+    UnresolvedSymbol(u32),
+    /// An input index outside the array given for its slot.
+    InputOutOfRange { slot: Slot, index: u32, len: usize },
+    /// An output id that is not a node of the graph.
+    NoSuchNode(Id),
+}
+
+impl fmt::Display for EvalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EvalError::UnresolvedSymbol(s) => write!(f, "symbol s{s} was not substituted"),
+            EvalError::InputOutOfRange { slot, index, len } => write!(
+                f,
+                "input {}[{index}] read, but only {len} values were given",
+                slot.name()
+            ),
+            EvalError::NoSuchNode(id) => write!(f, "node %{} does not exist", id.0),
+        }
+    }
+}
+
+impl std::error::Error for EvalError {}
+
+/// The value of one operation on already computed operands.
+pub fn apply(op: &Op, val: impl Fn(Id) -> f64) -> f64 {
+    match *op {
+        Op::Const(bits) => f64::from_bits(bits),
+        Op::Input(..) | Op::Sym(_) => unreachable!("leaves are read by the caller"),
+        Op::Unary(f, a) => {
+            let x = val(a);
+            match f {
+                Unary::Neg => -x,
+                Unary::Sqrt => x.sqrt(),
+                Unary::Sin => x.sin(),
+                Unary::Cos => x.cos(),
+                Unary::Tan => x.tan(),
+                Unary::Exp => x.exp(),
+                Unary::Log => x.ln(),
+                Unary::Tanh => x.tanh(),
+                Unary::Abs => x.abs(),
+            }
+        }
+        Op::Add(a, b) => val(a) + val(b),
+        Op::Sub(a, b) => val(a) - val(b),
+        Op::Mul(a, b) => val(a) * val(b),
+        Op::Div(a, b) => val(a) / val(b),
+        Op::Powi(a, n) => val(a).powi(n),
+        Op::Pow(a, b) => val(a).powf(val(b)),
+        Op::Atan2(y, x) => val(y).atan2(val(x)),
+        Op::Min(a, b) => val(a).min(val(b)),
+        Op::Max(a, b) => val(a).max(val(b)),
+        Op::Select(cmp, [a, b, t, f]) => {
+            if cmp.eval(val(a), val(b)) {
+                val(t)
+            } else {
+                val(f)
+            }
+        }
+    }
+}
+
+/// Evaluates the nodes `outputs` of `graph` for the given inputs.
+pub fn eval(graph: &Graph, outputs: &[Id], inputs: &Inputs) -> Result<Vec<f64>, EvalError> {
+    let n = graph.len();
+    if let Some(&bad) = outputs.iter().find(|id| id.index() >= n) {
+        return Err(EvalError::NoSuchNode(bad));
+    }
+    // Mark what the outputs need, so unrelated parts of a shared graph cost nothing.
+    let mut needed = vec![false; n];
+    for &o in outputs {
+        needed[o.index()] = true;
+    }
+    for i in (0..n).rev() {
+        if needed[i] {
+            for a in graph.op(Id(i as u32)).operands() {
+                needed[a.index()] = true;
+            }
+        }
+    }
+    let mut values = vec![0.0; n];
+    for i in 0..n {
+        if !needed[i] {
+            continue;
+        }
+        let op = graph.op(Id(i as u32));
+        values[i] = match op {
+            Op::Input(slot, index) => {
+                let arr = inputs[slot as usize];
+                *arr.get(index as usize).ok_or(EvalError::InputOutOfRange {
+                    slot,
+                    index,
+                    len: arr.len(),
+                })?
+            }
+            Op::Sym(s) => return Err(EvalError::UnresolvedSymbol(s)),
+            _ => apply(&op, |a| values[a.index()]),
+        };
+    }
+    Ok(outputs.iter().map(|o| values[o.index()]).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Cmp;
+
+    #[test]
+    fn evaluates_shared_dag_against_direct_formula() {
+        let mut g = Graph::new();
+        let x = g.input(Slot::Q, 0);
+        let y = g.input(Slot::T, 0);
+        let s = g.sin(x);
+        let xy = g.mul(x, y);
+        let e = g.add2(s, xy);
+        let e2 = g.mul(e, e);
+        let zero = g.constant(0.0);
+        let sel = g.select(Cmp::Gt, y, zero, e2, s);
+        let q = [0.7];
+        let t = [1.3];
+        let empty: &[f64] = &[];
+        let inputs = [&q[..], empty, empty, empty, empty, empty, empty, &t[..]];
+        let out = eval(&g, &[e2, sel], &inputs).unwrap();
+        let direct = (0.7f64.sin() + 0.7 * 1.3).powi(2);
+        assert_eq!(out[0], direct);
+        assert_eq!(out[1], direct);
+    }
+
+    #[test]
+    fn reports_missing_inputs_and_symbols() {
+        let mut g = Graph::new();
+        let x = g.input(Slot::P, 3);
+        let s = g.sym(7);
+        let empty: &[f64] = &[];
+        let inputs = [empty; 8];
+        assert!(matches!(
+            eval(&g, &[x], &inputs),
+            Err(EvalError::InputOutOfRange { index: 3, .. })
+        ));
+        assert_eq!(eval(&g, &[s], &inputs), Err(EvalError::UnresolvedSymbol(7)));
+    }
+}
