@@ -13,6 +13,9 @@
 mod build;
 mod graph;
 pub mod interp;
+pub mod print;
+pub mod simplify;
+pub mod stats;
 
 pub use build::{transpose, M3, V3};
 pub use graph::{Cmp, Func, Graph, Id, Op, Slot, SlotSizes, Unary};

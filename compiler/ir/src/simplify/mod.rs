@@ -1,0 +1,341 @@
+//! The e-graph simplifier (egg): constant folding, IEEE-exact identities, CSE across
+//! all outputs given together, and DAG-cost extraction.
+//!
+//! Policy: every rewrite is **IEEE-exact** — for every input (±0, ±inf, NaN,
+//! subnormals) the simplified function returns the same bits as the original, except
+//! that a NaN may come back as a different NaN. See `docs/ir.md` for the rule list and
+//! the rules left out. Correctness never depends on this pass: callers may skip it,
+//! and when it cannot do better (or something is off) it returns the input.
+
+mod extract;
+pub mod lang;
+pub mod rules;
+
+use crate::graph::{Graph, Id as NodeId};
+use egg::{Extractor, Runner, StopReason};
+use lang::{from_op, ConstFold, FdGraph, FdLang, Int};
+use std::collections::HashMap;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+pub use extract::{graph_cost, op_cost};
+
+/// Bounds on one simplification run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits {
+    /// Stop growing the e-graph beyond this many e-nodes.
+    pub node_limit: usize,
+    /// At most this many rounds of rule application.
+    pub iter_limit: usize,
+    /// Wall-clock bound on rule application (extraction comes on top).
+    pub time_limit: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            node_limit: 50_000,
+            iter_limit: 20,
+            time_limit: Duration::from_millis(500),
+        }
+    }
+}
+
+/// Why rule application stopped.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stop {
+    /// No rule could add anything: every equality the rules know was found.
+    Saturated,
+    IterLimit(usize),
+    NodeLimit(usize),
+    TimeLimit(Duration),
+    /// The input was not simplified at all (the reason says why).
+    Skipped(String),
+    Other(String),
+}
+
+impl fmt::Display for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Stop::Saturated => write!(f, "saturated"),
+            Stop::IterLimit(n) => write!(f, "iteration limit ({n})"),
+            Stop::NodeLimit(n) => write!(f, "node limit ({n} e-nodes)"),
+            Stop::TimeLimit(d) => write!(f, "time limit ({:.1} ms)", d.as_secs_f64() * 1e3),
+            Stop::Skipped(why) => write!(f, "skipped: {why}"),
+            Stop::Other(why) => write!(f, "stopped: {why}"),
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub stop: Stop,
+    pub iterations: usize,
+    /// Size of the e-graph at the end.
+    pub egraph_nodes: usize,
+    pub egraph_classes: usize,
+    /// DAG cost ([`graph_cost`]) of the input and of the returned graph.
+    pub cost_before: f64,
+    pub cost_after: f64,
+    /// Whether the extracted graph was kept (false: the input is returned).
+    pub kept: bool,
+    /// Tripwire hits: two different constants found equal. Always empty unless a rule
+    /// is wrong; when not empty the input is returned.
+    pub conflicts: Vec<String>,
+    /// Total time: building the e-graph, rules, extraction.
+    pub time: Duration,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}, {} iterations, {} e-nodes / {} classes, cost {} -> {}{}, {:.2} ms",
+            self.stop,
+            self.iterations,
+            self.egraph_nodes,
+            self.egraph_classes,
+            self.cost_before,
+            self.cost_after,
+            if self.kept { "" } else { " (input kept)" },
+            self.time.as_secs_f64() * 1e3
+        )?;
+        if !self.conflicts.is_empty() {
+            write!(f, ", CONSTANT CONFLICTS: {}", self.conflicts.join("; "))?;
+        }
+        Ok(())
+    }
+}
+
+/// The result: a fresh graph holding only what `outputs` need.
+#[derive(Clone, Debug)]
+pub struct Simplified {
+    pub graph: Graph,
+    /// `outputs[k]` is the simplified `outputs[k]` of the input.
+    pub outputs: Vec<NodeId>,
+    pub report: Report,
+}
+
+/// Simplifies the expressions `outputs` of `graph` together (so equal parts of
+/// different outputs end up shared). Never makes the function costlier; on any
+/// problem (invalid ids, a tripwire hit) the input's needed part is returned.
+/// A tripwire hit also fails a debug assertion, so tests catch a wrong rule.
+pub fn simplify(graph: &Graph, outputs: &[NodeId], limits: &Limits) -> Simplified {
+    let out = simplify_with(graph, outputs, limits, &rules::rewrites());
+    debug_assert!(
+        out.report.conflicts.is_empty(),
+        "simplifier merged different constants: {:?}",
+        out.report.conflicts
+    );
+    out
+}
+
+pub(crate) fn simplify_with(
+    graph: &Graph,
+    outputs: &[NodeId],
+    limits: &Limits,
+    rewrites: &[egg::Rewrite<FdLang, ConstFold>],
+) -> Simplified {
+    let start = Instant::now();
+    let unchanged = |stop: Stop, cost: f64, start: Instant| {
+        let (graph, outputs) = compact(graph, outputs);
+        Simplified {
+            graph,
+            outputs,
+            report: Report {
+                stop,
+                iterations: 0,
+                egraph_nodes: 0,
+                egraph_classes: 0,
+                cost_before: cost,
+                cost_after: cost,
+                kept: false,
+                conflicts: vec![],
+                time: start.elapsed(),
+            },
+        }
+    };
+    if let Err(why) = check(graph, outputs) {
+        log::warn!("simplify skipped: {why}");
+        return Simplified {
+            graph: graph.clone(),
+            outputs: outputs.to_vec(),
+            report: Report {
+                stop: Stop::Skipped(why),
+                iterations: 0,
+                egraph_nodes: 0,
+                egraph_classes: 0,
+                cost_before: f64::NAN,
+                cost_after: f64::NAN,
+                kept: false,
+                conflicts: vec![],
+                time: start.elapsed(),
+            },
+        };
+    }
+    let cost_before = graph_cost(graph, outputs);
+
+    // All outputs go into one e-graph: CSE across outputs comes from hash-consing
+    // plus whatever the rules prove equal.
+    let mut egraph = FdGraph::new(ConstFold::default());
+    let mut class_of: HashMap<NodeId, egg::Id> = HashMap::new();
+    for i in needed(graph, outputs) {
+        let id = NodeId(i as u32);
+        let op = graph.op(id);
+        let mut int_class = None;
+        if let crate::graph::Op::Powi(_, n) = op {
+            int_class = Some(egraph.add(FdLang::Int(Int(n))));
+        }
+        let node = from_op(&op, |a| class_of[&a], |_| int_class.unwrap_or_default());
+        let c = egraph.add(node);
+        class_of.insert(id, c);
+    }
+    let roots: Vec<egg::Id> = outputs.iter().map(|o| class_of[o]).collect();
+
+    let runner = Runner::<FdLang, ConstFold>::default()
+        .with_egraph(egraph)
+        .with_node_limit(limits.node_limit)
+        .with_iter_limit(limits.iter_limit)
+        .with_time_limit(limits.time_limit)
+        .run(rewrites);
+    let stop = match &runner.stop_reason {
+        Some(StopReason::Saturated) => Stop::Saturated,
+        Some(StopReason::IterationLimit(n)) => Stop::IterLimit(*n),
+        Some(StopReason::NodeLimit(n)) => Stop::NodeLimit(*n),
+        Some(StopReason::TimeLimit(t)) => Stop::TimeLimit(Duration::from_secs_f64(*t)),
+        Some(StopReason::Other(s)) => Stop::Other(s.clone()),
+        None => Stop::Other("no stop reason".into()),
+    };
+    let egraph = &runner.egraph;
+    let conflicts: Vec<String> = egraph
+        .analysis
+        .conflicts
+        .iter()
+        .map(|(a, b)| format!("{a:?} = {b:?}"))
+        .collect();
+    let iterations = runner.iterations.len();
+    log::debug!(
+        "simplify: {stop} after {iterations} iterations, {} e-nodes",
+        egraph.total_number_of_nodes()
+    );
+    if !conflicts.is_empty() {
+        log::error!("simplifier tripwire: different constants merged: {conflicts:?}");
+        let mut out = unchanged(stop, cost_before, start);
+        out.report.conflicts = conflicts;
+        return out;
+    }
+
+    // Candidates: greedy DAG extraction and egg's tree extraction; keep the cheapest,
+    // and only if it does not cost more than the input.
+    let mut best: Option<(f64, Graph, Vec<NodeId>)> = None;
+    let dag = extract::dag_choices(egraph);
+    let tree = Extractor::new(egraph, extract::TreeCost(egraph));
+    let candidates = [
+        extract::build(egraph, |c| dag.get(&c).cloned(), &roots),
+        extract::build(egraph, |c| Some(tree.find_best_node(c).clone()), &roots),
+    ];
+    for (g, outs) in candidates.into_iter().flatten() {
+        let cost = graph_cost(&g, &outs);
+        if !matches!(&best, Some(b) if b.0 <= cost) {
+            best = Some((cost, g, outs));
+        }
+    }
+    let (egraph_nodes, egraph_classes) =
+        (egraph.total_number_of_nodes(), egraph.number_of_classes());
+    let mut out = match best {
+        Some((cost, g, outs)) if cost <= cost_before => Simplified {
+            graph: g,
+            outputs: outs,
+            report: Report {
+                stop,
+                iterations,
+                egraph_nodes,
+                egraph_classes,
+                cost_before,
+                cost_after: cost,
+                kept: true,
+                conflicts: vec![],
+                time: Duration::ZERO,
+            },
+        },
+        _ => {
+            let mut o = unchanged(stop, cost_before, start);
+            o.report.iterations = iterations;
+            o.report.egraph_nodes = egraph_nodes;
+            o.report.egraph_classes = egraph_classes;
+            o
+        }
+    };
+    out.report.time = start.elapsed();
+    log::info!("simplify: {}", out.report);
+    out
+}
+
+/// Validates what the simplifier relies on: outputs exist and every needed node's
+/// operands come before it.
+fn check(graph: &Graph, outputs: &[NodeId]) -> Result<(), String> {
+    if let Some(bad) = outputs.iter().find(|o| o.index() >= graph.len()) {
+        return Err(format!("output %{} is not a node of the graph", bad.0));
+    }
+    for i in needed(graph, outputs) {
+        let op = graph.op(NodeId(i as u32));
+        if let Some(a) = op.operands().into_iter().find(|a| a.index() >= i) {
+            return Err(format!("node %{i} uses %{}, which is not before it", a.0));
+        }
+    }
+    Ok(())
+}
+
+/// Indices of the nodes `outputs` need, ascending. Operands that are out of order are
+/// skipped here and reported by [`check`].
+fn needed(graph: &Graph, outputs: &[NodeId]) -> Vec<usize> {
+    let mut mark = vec![false; graph.len()];
+    for o in outputs {
+        if o.index() < graph.len() {
+            mark[o.index()] = true;
+        }
+    }
+    for i in (0..graph.len()).rev() {
+        if mark[i] {
+            for a in graph.op(NodeId(i as u32)).operands() {
+                if a.index() < i {
+                    mark[a.index()] = true;
+                }
+            }
+        }
+    }
+    (0..graph.len()).filter(|&i| mark[i]).collect()
+}
+
+/// The needed part of `graph` copied into a fresh graph, ids renumbered.
+fn compact(graph: &Graph, outputs: &[NodeId]) -> (Graph, Vec<NodeId>) {
+    let mut g = Graph::new();
+    let mut map: HashMap<NodeId, NodeId> = HashMap::new();
+    for i in needed(graph, outputs) {
+        let id = NodeId(i as u32);
+        let op = remap(graph.op(id), &map);
+        map.insert(id, g.add(op));
+    }
+    let outs = outputs.iter().map(|o| map[o]).collect();
+    (g, outs)
+}
+
+fn remap(op: crate::graph::Op, map: &HashMap<NodeId, NodeId>) -> crate::graph::Op {
+    use crate::graph::Op;
+    let m = |a: NodeId| map[&a];
+    match op {
+        Op::Const(_) | Op::Input(..) | Op::Sym(_) => op,
+        Op::Unary(f, a) => Op::Unary(f, m(a)),
+        Op::Add(a, b) => Op::Add(m(a), m(b)),
+        Op::Sub(a, b) => Op::Sub(m(a), m(b)),
+        Op::Mul(a, b) => Op::Mul(m(a), m(b)),
+        Op::Div(a, b) => Op::Div(m(a), m(b)),
+        Op::Powi(a, n) => Op::Powi(m(a), n),
+        Op::Pow(a, b) => Op::Pow(m(a), m(b)),
+        Op::Atan2(a, b) => Op::Atan2(m(a), m(b)),
+        Op::Min(a, b) => Op::Min(m(a), m(b)),
+        Op::Max(a, b) => Op::Max(m(a), m(b)),
+        Op::Select(c, ids) => Op::Select(c, ids.map(m)),
+    }
+}
