@@ -322,6 +322,10 @@ impl Analysis<FdLang> for ConstFold {
         if let Some(Konst::F(bits)) = egraph[id].data {
             let c = egraph.add(FdLang::Num(Num(bits)));
             egraph.union(id, c);
+            // A constant class needs nothing but its constant. Keeping the operations
+            // lets rules rewrite them forever (every NaN- or inf-valued expression
+            // lands in one class, and each rewrite of it makes more of them).
+            egraph[id].nodes.retain(|n| n.is_leaf());
         }
     }
 }
