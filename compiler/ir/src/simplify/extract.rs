@@ -34,13 +34,14 @@ pub fn op_cost(op: &Op) -> f64 {
         Op::Select(..) => 2.0,
         Op::Pow(..) | Op::Atan2(..) => 20.0,
         Op::Powi(_, n) => {
-            let base = powi_muls(n) as f64 + if n < 0 { 4.0 } else { 0.0 };
-            // A hair cheaper than the same multiplications written out, so the
-            // compact form wins ties; never free (powi(x,1) must lose to x).
-            if base == 0.0 {
+            // Each multiplication a hair cheaper than one written out, so the compact
+            // form wins ties; never free (powi(x,1) must lose to x).
+            let muls = powi_muls(n) as f64 * 0.99;
+            let cost = muls + if n < 0 { 4.0 } else { 0.0 };
+            if cost == 0.0 {
                 1.0
             } else {
-                base - 0.01
+                cost
             }
         }
     }

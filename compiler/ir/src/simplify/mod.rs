@@ -339,3 +339,156 @@ fn remap(op: crate::graph::Op, map: &HashMap<NodeId, NodeId>) -> crate::graph::O
         Op::Select(c, ids) => Op::Select(c, ids.map(m)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{Op, Slot};
+    use crate::interp::eval;
+    use crate::print::print_outputs;
+
+    fn q_inputs(q: &[f64]) -> [&[f64]; 8] {
+        let empty: &[f64] = &[];
+        let mut inputs = [empty; 8];
+        inputs[0] = q;
+        inputs
+    }
+
+    #[test]
+    fn tripwire_catches_an_unsound_rule_and_keeps_the_input() {
+        // x·0 → 0 is wrong for negative x. With it, (−q0)·0 is "+0" while the sound
+        // mul-neg-l rule makes it −(q0·0) = −(+0) = −0: two constants, one class.
+        let bad: egg::Rewrite<FdLang, ConstFold> = egg::Rewrite::new(
+            "mul-zero",
+            "(* ?x 0.0)".parse::<egg::Pattern<FdLang>>().unwrap(),
+            "0.0".parse::<egg::Pattern<FdLang>>().unwrap(),
+        )
+        .unwrap();
+        let mut rules = rules::rewrites();
+        rules.push(bad);
+        let mut g = Graph::new();
+        let x = g.input(Slot::Q, 0);
+        let nx = g.neg(x);
+        let z = g.constant(0.0);
+        let p = g.mul(nx, z);
+        let out = simplify_with(&g, &[p], &Limits::default(), &rules);
+        assert!(!out.report.conflicts.is_empty(), "{}", out.report);
+        assert!(!out.report.kept);
+        assert!(out.report.to_string().contains("CONSTANT CONFLICTS"));
+        // The input is returned: (−2)·0 = −0.
+        let v = eval(&out.graph, &out.outputs, &q_inputs(&[2.0])).unwrap();
+        assert_eq!(v[0].to_bits(), (-0.0f64).to_bits());
+    }
+
+    #[test]
+    fn shares_equal_parts_of_different_outputs() {
+        let mut g = Graph::new();
+        let x = g.input(Slot::Q, 0);
+        let y = g.input(Slot::Q, 1);
+        let one = g.constant(1.0);
+        let x1 = g.mul(x, one);
+        let a = g.mul(x1, y);
+        let b = g.mul(y, x);
+        // |x−y| and |y−x|: one norm.
+        let d1 = g.sub(x, y);
+        let d2 = g.sub(y, x);
+        let s1 = g.mul(d1, d1);
+        let s2 = g.mul(d2, d2);
+        let n1 = g.sqrt(s1);
+        let n2 = g.sqrt(s2);
+        let out = simplify(&g, &[a, b, n1, n2], &Limits::default());
+        assert!(out.report.kept);
+        assert_eq!(out.outputs[0], out.outputs[1]);
+        assert_eq!(out.outputs[2], out.outputs[3]);
+        assert_eq!(crate::stats::stats(&out.graph, &out.outputs).total, 4);
+    }
+
+    #[test]
+    fn applies_identities() {
+        let mut g = Graph::new();
+        let x = g.input(Slot::Q, 0);
+        let nx = g.neg(x);
+        let nnx = g.neg(nx);
+        let m1 = g.constant(-1.0);
+        let xm = g.mul(x, m1);
+        let two = g.constant(2.0);
+        let half = g.div(x, two);
+        let xx = g.mul(x, x);
+        let xxx = g.mul(xx, x);
+        let p1 = g.powi(x, 1);
+        let outs = [nnx, xm, half, xxx, p1];
+        let out = simplify(&g, &outs, &Limits::default());
+        assert_eq!(out.report.stop, Stop::Saturated);
+        assert_eq!(
+            print_outputs(&out.graph, &out.outputs),
+            "outputs\n  out[0] = q[0]\n  %0 = neg q[0]\n  out[1] = %0\n  \
+             %1 = mul q[0], 0.5\n  out[2] = %1\n  %2 = powi q[0], 3\n  out[3] = %2\n  \
+             out[4] = q[0]\n"
+        );
+        let q = [1.7];
+        let want = eval(&g, &outs, &q_inputs(&q)).unwrap();
+        let got = eval(&out.graph, &out.outputs, &q_inputs(&q)).unwrap();
+        assert_eq!(want, got);
+    }
+
+    #[test]
+    fn bad_input_is_reported_not_a_panic() {
+        let mut g = Graph::new();
+        let x = g.input(Slot::Q, 0);
+        let out = simplify(&g, &[x, NodeId(9)], &Limits::default());
+        assert!(matches!(out.report.stop, Stop::Skipped(ref m) if m.contains("%9")));
+        assert_eq!(out.outputs, vec![x, NodeId(9)]);
+
+        // A node whose operand comes after it breaks the topological invariant.
+        let mut g = Graph::new();
+        let a = g.add(Op::Add(NodeId(1), NodeId(1)));
+        g.input(Slot::Q, 0);
+        let out = simplify(&g, &[a], &Limits::default());
+        assert!(matches!(out.report.stop, Stop::Skipped(ref m) if m.contains("not before")));
+    }
+
+    #[test]
+    fn limits_stop_the_run_and_the_result_stays_correct() {
+        // A chain that takes many rounds: ((((x·x)·x)·x)·x)… and nested negations.
+        let mut g = Graph::new();
+        let x = g.input(Slot::Q, 0);
+        let mut e = x;
+        for _ in 0..12 {
+            let n = g.neg(e);
+            let nn = g.neg(n);
+            e = g.mul(nn, x);
+        }
+        let q = [1.0000001];
+        let want = eval(&g, &[e], &q_inputs(&q)).unwrap();
+        let it = simplify(
+            &g,
+            &[e],
+            &Limits {
+                iter_limit: 1,
+                ..Limits::default()
+            },
+        );
+        assert_eq!(it.report.stop, Stop::IterLimit(1));
+        let nodes = simplify(
+            &g,
+            &[e],
+            &Limits {
+                node_limit: 10,
+                ..Limits::default()
+            },
+        );
+        assert!(
+            matches!(nodes.report.stop, Stop::NodeLimit(_)),
+            "{}",
+            nodes.report
+        );
+        let full = simplify(&g, &[e], &Limits::default());
+        assert_eq!(full.report.stop, Stop::Saturated);
+        for s in [&it, &nodes, &full] {
+            assert!(s.report.cost_after <= s.report.cost_before);
+            let got = eval(&s.graph, &s.outputs, &q_inputs(&q)).unwrap();
+            assert_eq!(got[0].to_bits(), want[0].to_bits());
+        }
+        assert!(full.report.cost_after < it.report.cost_after);
+    }
+}
