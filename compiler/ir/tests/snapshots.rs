@@ -19,7 +19,7 @@ fn spring_damper(g: &mut Graph) -> Vec<Id> {
         g.input(Slot::P, 2),
     );
     let one = g.constant(1.0);
-    let mut side = |g: &mut Graph, from: V3, to: V3, vfrom: V3, vto: V3| {
+    let side = |g: &mut Graph, from: V3, to: V3, vfrom: V3, vto: V3| {
         let d = g.v3_sub(to, from);
         let l = g.norm(d);
         let u = d.map(|x| g.div(x, l));
