@@ -1,9 +1,25 @@
 //! Symbolic differentiation on the IR DAG and the construction of every element role.
 //!
-//! Knows: forward/reverse differentiation with structural sparsity, derivatives on the
-//! Lie group R³×SO(3) along q∘exp(δ), the tangent operator, the memoized chain rule
-//! through symbols, and the roles of theory §2 (res, iter, iter_noqv, ic, init,
-//! update, scale, out, post).
+//! Knows: forward differentiation with structural sparsity ([`ad`]), derivatives on
+//! the Lie group R³×SO(3) along q∘exp(δ) (the rotation matrix of each connected body is
+//! a symbol with the known derivative ∂A/∂δφ_m = A ẽ_m), the quaternion exponential and
+//! the tangent operator ([`lie`]), the memoized chain rule (each shared node of the
+//! hash-consed DAG is differentiated once), and the roles of theory §2 (res, iter,
+//! iter_noqv, ic, init, update, scale, out, post) built from an element definition
+//! ([`ElementBuilder`]).
+//!
+//! Must not know: the fd language (the front end's lowering calls the builder), the
+//! runtime crate (its `Role`/`Block` are mirrored in [`roles`] and mapped by the
+//! driver), LLVM, or simplification (the IR crate's job).
 //!
 //! **Architecture invariant:** depends only on `fdc-ir`. No finite differences: every
-//! derivative is exact.
+//! derivative is exact. No DAG is ever walked as a tree.
+
+pub mod ad;
+mod element;
+pub mod lie;
+pub mod roles;
+
+pub use ad::{op_count, Differ, Family, Grad};
+pub use element::{rotation_sym, BodyKin, Coordinates, ElementBuilder};
+pub use roles::{Block, DiffError, ElementFunctions, Role};

@@ -1,0 +1,81 @@
+//! Operation counts and build (differentiation) time of element types. Not a test:
+//! prints a table for docs/performance.md. Run with
+//! `cargo bench -p fdc-diff --bench ops`.
+
+#[path = "../tests/common/mod.rs"]
+#[allow(dead_code)]
+mod common;
+
+use fdc_diff::{op_count, ElementFunctions, Role};
+use fdc_ir::Graph;
+use std::time::Instant;
+
+/// Builds the element `reps` times in fresh graphs; returns the last one and the mean
+/// build time in milliseconds.
+fn build(
+    reps: usize,
+    f: &dyn Fn(&mut Graph) -> ElementFunctions,
+) -> (Graph, ElementFunctions, f64) {
+    let mut last = None;
+    let start = Instant::now();
+    for _ in 0..reps {
+        let mut g = Graph::new();
+        let ef = f(&mut g);
+        last = Some((g, ef));
+    }
+    let ms = start.elapsed().as_secs_f64() * 1e3 / reps as f64;
+    let (g, ef) = last.expect("reps > 0");
+    (g, ef, ms)
+}
+
+fn ops(g: &Graph, ef: &ElementFunctions, role: Role) -> (usize, usize) {
+    let (f, _) = ef.role(role).expect("role exists");
+    (op_count(g, &f.outputs), f.outputs.len())
+}
+
+fn main() {
+    println!("| element | nv | nl | res ops | iter ops (nnz) | iter_noqv ops | ic ops | graph nodes | build ms |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let cases: Vec<(&str, Box<dyn Fn(&mut Graph) -> ElementFunctions>)> = vec![
+        ("rigid body", Box::new(|g| common::rigid_body(g, true))),
+        (
+            "spring-damper",
+            Box::new(|g| common::spring_damper(g, false)),
+        ),
+        (
+            "spring-damper (measure form)",
+            Box::new(|g| common::spring_damper(g, true)),
+        ),
+        (
+            "revolute (3 transfix_bb + 2 rotfix_bb)",
+            Box::new(common::revolute),
+        ),
+        ("transfix_bb", Box::new(common::transfix_bb)),
+        ("rotfix_bb", Box::new(common::rotfix_bb)),
+        ("driver (atan2 − a sin ωt)", Box::new(common::driver)),
+    ];
+    for (name, f) in &cases {
+        let (g, ef, ms) = build(20, f.as_ref());
+        let (res, _) = ops(&g, &ef, Role::Res);
+        let (iter, nnz) = ops(&g, &ef, Role::Iter);
+        let (noqv, _) = ops(&g, &ef, Role::IterNoqv);
+        let (ic, _) = ops(&g, &ef, Role::Ic);
+        println!(
+            "| {name} | {} | {} | {res} | {iter} ({nnz}) | {noqv} | {ic} | {} | {ms:.3} |",
+            ef.nv,
+            ef.nl,
+            g.len()
+        );
+    }
+    println!();
+    println!("| chain of N springs (one element, N+1 bodies) | N | iter ops | iter ops / N | iter nnz | build ms |");
+    println!("|---|---|---|---|---|---|");
+    for n in [10, 25, 50, 100] {
+        let (g, ef, ms) = build(3, &|g| common::spring_chain(g, n));
+        let (iter, nnz) = ops(&g, &ef, Role::Iter);
+        println!(
+            "| | {n} | {iter} | {:.1} | {nnz} | {ms:.2} |",
+            iter as f64 / n as f64
+        );
+    }
+}

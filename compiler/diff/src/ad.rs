@@ -1,0 +1,535 @@
+//! Forward-mode differentiation on the hash-consed DAG, and substitution.
+//!
+//! A gradient is sparse: the list of (direction, derivative node) pairs where the node
+//! depends on the direction (structural sparsity). Gradients are computed for the
+//! nodes of a cone in id order (ids are topological) and memoized per node, so a
+//! shared node is differentiated once, whatever the number of paths to it: this is
+//! the memoized chain rule of theory 4.2 on a hash-consed DAG. Derivative nodes are
+//! ordinary nodes and can be differentiated again (second derivatives).
+//!
+//! Directions come in families: δ (6 per body: δR global, δφ body frame, along
+//! q∘exp(δ)), v, v̇, λ and t. The leaves that carry a derivative:
+//! - `Q[7k+i]`, i < 3 (the position R of body k): ∂R/∂δR = I;
+//! - `Q[7k+3+j]` (the quaternion θ of body k): ∂θ/∂δφ_m = ½ θ∘[0; e_m];
+//! - `Sym(9k+3i+j)` (the rotation matrix A of body k): ∂A/∂δφ_m = A ẽ_m;
+//! - `V[i]`, `Vdot[i]`, `Lambda[i]`, `T[0]`: the identity in their family.
+//!
+//! Derivatives never contain structural zeros, `x·1` or `0+x`: an absent entry is
+//! the zero, and unit factors are not multiplied in.
+
+use fdc_ir::{Cmp, Graph, Id, Op, Slot, Unary};
+use std::collections::HashMap;
+
+/// A family of differentiation directions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// δ: 6 per body, [δR (global); δφ (body frame)].
+    Delta = 0,
+    V = 1,
+    Vdot = 2,
+    Lambda = 3,
+    T = 4,
+}
+
+/// A sparse gradient: (direction index, derivative node), sorted by direction.
+pub type Grad = Vec<(u32, Id)>;
+
+/// The local factor ∂node/∂operand, in the form that multiplies cheapest.
+#[derive(Clone, Copy)]
+enum Partial {
+    One,
+    Mul(Id),
+    DivBy(Id),
+}
+
+/// Memoized forward differentiation, one cache per family.
+#[derive(Default)]
+pub struct Differ {
+    caches: [HashMap<Id, Grad>; 5],
+}
+
+impl Differ {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The gradient of `root` in `family`.
+    pub fn grad(&mut self, g: &mut Graph, family: Family, root: Id) -> Grad {
+        self.prepare(g, family, &[root]);
+        self.caches[family as usize][&root].clone()
+    }
+
+    /// The derivative of `root` in one direction, `None` where it is structurally zero.
+    pub fn partial(&mut self, g: &mut Graph, family: Family, root: Id, dir: u32) -> Option<Id> {
+        let gr = self.grad(g, family, root);
+        gr.iter().find(|(d, _)| *d == dir).map(|&(_, id)| id)
+    }
+
+    /// Computes and caches the gradients of every node that `roots` depend on.
+    pub fn prepare(&mut self, g: &mut Graph, family: Family, roots: &[Id]) {
+        let cache = &self.caches[family as usize];
+        // The cone of the roots not yet differentiated, by an explicit stack (never
+        // recursion, never a tree walk: each node is visited once).
+        let mut seen: std::collections::HashSet<Id> = Default::default();
+        let mut stack: Vec<Id> = roots
+            .iter()
+            .copied()
+            .filter(|r| !cache.contains_key(r))
+            .collect();
+        let mut cone = Vec::new();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            cone.push(n);
+            for a in g.op(n).operands() {
+                if !cache.contains_key(&a) && !seen.contains(&a) {
+                    stack.push(a);
+                }
+            }
+        }
+        cone.sort_unstable();
+        for n in cone {
+            let gr = self.node_grad(g, family, n);
+            self.caches[family as usize].insert(n, gr);
+        }
+    }
+
+    fn node_grad(&mut self, g: &mut Graph, family: Family, n: Id) -> Grad {
+        let cache = &self.caches[family as usize];
+        let op = g.op(n);
+        let empty = Grad::new();
+        let get = |a: Id| -> &Grad { cache.get(&a).unwrap_or(&empty) };
+        match op {
+            Op::Const(_) => Grad::new(),
+            Op::Input(slot, i) => leaf_grad(g, family, slot, i),
+            Op::Sym(s) => sym_grad(g, family, s),
+            Op::Add(a, b) => merge(g, get(a), get(b), false),
+            Op::Sub(a, b) => merge(g, get(a), get(b), true),
+            Op::Unary(Unary::Neg, a) => {
+                let ga = get(a).clone();
+                ga.into_iter().map(|(d, x)| (d, neg(g, x))).collect()
+            }
+            Op::Unary(f, a) => {
+                let ga = get(a).clone();
+                if ga.is_empty() {
+                    return ga;
+                }
+                let p = match f {
+                    Unary::Neg => unreachable!("handled above"),
+                    Unary::Sqrt => {
+                        let two = g.constant(2.0);
+                        Partial::DivBy(g.mul(two, n))
+                    }
+                    Unary::Sin => Partial::Mul(g.cos(a)),
+                    Unary::Cos => {
+                        let s = g.sin(a);
+                        Partial::Mul(g.neg(s))
+                    }
+                    Unary::Tan => {
+                        let one = g.constant(1.0);
+                        let t2 = g.powi(n, 2);
+                        Partial::Mul(g.add2(one, t2))
+                    }
+                    Unary::Exp => Partial::Mul(n),
+                    Unary::Log => Partial::DivBy(a),
+                    Unary::Tanh => {
+                        let one = g.constant(1.0);
+                        let t2 = g.powi(n, 2);
+                        Partial::Mul(g.sub(one, t2))
+                    }
+                    Unary::Abs => {
+                        let zero = g.constant(0.0);
+                        let one = g.constant(1.0);
+                        let m1 = g.constant(-1.0);
+                        Partial::Mul(g.select(Cmp::Ge, a, zero, one, m1))
+                    }
+                };
+                scale_all(g, p, &ga)
+            }
+            Op::Mul(a, b) => {
+                let (ga, gb) = (get(a).clone(), get(b).clone());
+                let ta = scale_all(g, Partial::Mul(b), &ga);
+                let tb = scale_all(g, Partial::Mul(a), &gb);
+                merge(g, &ta, &tb, false)
+            }
+            Op::Div(a, b) => {
+                let (ga, gb) = (get(a).clone(), get(b).clone());
+                // d(a/b) = da/b − (a/b)·db/b
+                let ta = scale_all(g, Partial::DivBy(b), &ga);
+                let tb = if gb.is_empty() {
+                    gb
+                } else {
+                    let q = g.div(n, b);
+                    scale_all(g, Partial::Mul(q), &gb)
+                };
+                merge(g, &ta, &tb, true)
+            }
+            Op::Powi(a, k) => {
+                let ga = get(a).clone();
+                if ga.is_empty() || k == 0 {
+                    return Grad::new();
+                }
+                let p = match k {
+                    1 => Partial::One,
+                    2 => {
+                        let two = g.constant(2.0);
+                        Partial::Mul(g.mul(two, a))
+                    }
+                    _ => {
+                        let c = g.constant(k as f64);
+                        let pw = if k - 1 == 1 { a } else { g.powi(a, k - 1) };
+                        Partial::Mul(g.mul(c, pw))
+                    }
+                };
+                scale_all(g, p, &ga)
+            }
+            Op::Pow(a, b) => {
+                let (ga, gb) = (get(a).clone(), get(b).clone());
+                // ∂/∂a = b·a^b/a, ∂/∂b = a^b·ln a
+                let ta = if ga.is_empty() {
+                    ga
+                } else {
+                    let nb = g.mul(b, n);
+                    let p = g.div(nb, a);
+                    scale_all(g, Partial::Mul(p), &ga)
+                };
+                let tb = if gb.is_empty() {
+                    gb
+                } else {
+                    let l = g.log(a);
+                    let p = g.mul(n, l);
+                    scale_all(g, Partial::Mul(p), &gb)
+                };
+                merge(g, &ta, &tb, false)
+            }
+            Op::Atan2(y, x) => {
+                let (gy, gx) = (get(y).clone(), get(x).clone());
+                // ∂/∂y = x/(x²+y²), ∂/∂x = −y/(x²+y²)
+                let x2 = g.powi(x, 2);
+                let y2 = g.powi(y, 2);
+                let r2 = g.add2(x2, y2);
+                let ty = if gy.is_empty() {
+                    gy
+                } else {
+                    let p = g.div(x, r2);
+                    scale_all(g, Partial::Mul(p), &gy)
+                };
+                let tx = if gx.is_empty() {
+                    gx
+                } else {
+                    let p = g.div(y, r2);
+                    scale_all(g, Partial::Mul(p), &gx)
+                };
+                merge(g, &ty, &tx, true)
+            }
+            Op::Min(a, b) | Op::Max(a, b) => {
+                let (ga, gb) = (get(a).clone(), get(b).clone());
+                let cmp = if matches!(op, Op::Min(..)) {
+                    Cmp::Le
+                } else {
+                    Cmp::Ge
+                };
+                branch(g, &ga, &gb, |g, da, db| g.select(cmp, a, b, da, db))
+            }
+            Op::Select(cmp, [a, b, t, f]) => {
+                let (gt, gf) = (get(t).clone(), get(f).clone());
+                branch(g, &gt, &gf, |g, dt, df| g.select(cmp, a, b, dt, df))
+            }
+        }
+    }
+}
+
+fn leaf_grad(g: &mut Graph, family: Family, slot: Slot, i: u32) -> Grad {
+    let unit = |g: &mut Graph, d: u32| vec![(d, g.constant(1.0))];
+    match (family, slot) {
+        (Family::V, Slot::V) | (Family::Vdot, Slot::Vdot) | (Family::Lambda, Slot::Lambda) => {
+            unit(g, i)
+        }
+        (Family::T, Slot::T) => unit(g, 0),
+        (Family::Delta, Slot::Q) => {
+            let k = i / 7;
+            let c = i % 7;
+            if c < 3 {
+                return unit(g, 6 * k + c);
+            }
+            // θ∘[0; e_m] = [−θ_m; θ_0 e_m + θ_v × e_m]; component j of it is ±θ_l or 0.
+            let j = (c - 3) as usize;
+            let th = |g: &mut Graph, l: usize| g.input(Slot::Q, (7 * k + 3) as usize + l);
+            let half = g.constant(0.5);
+            let mut out = Grad::new();
+            for m in 0..3usize {
+                let term: Option<(bool, usize)> = if j == 0 {
+                    Some((false, m + 1))
+                } else if j - 1 == m {
+                    Some((true, 0))
+                } else {
+                    // (θ_v × e_m)_{j−1} = ε_{(j−1) l m} θ_l
+                    let a = j - 1;
+                    let l = 3 - a - m;
+                    let sign = levi(a, l, m);
+                    Some((sign > 0, l + 1))
+                };
+                if let Some((positive, l)) = term {
+                    let x = th(g, l);
+                    let hx = g.mul(half, x);
+                    let v = if positive { hx } else { g.neg(hx) };
+                    out.push((6 * k + 3 + m as u32, v));
+                }
+            }
+            out
+        }
+        _ => Grad::new(),
+    }
+}
+
+/// The Levi-Civita symbol of three distinct indices in 0..3.
+fn levi(a: usize, b: usize, c: usize) -> i32 {
+    match (a, b, c) {
+        (0, 1, 2) | (1, 2, 0) | (2, 0, 1) => 1,
+        _ => -1,
+    }
+}
+
+/// ∂A_ij/∂δφ_m = (A ẽ_m)_ij. Column j of A ẽ_m is A (e_m × e_j) = ε_{mjl} A e_l, so
+/// the entry is ±A_il (l the third index) or zero for m = j.
+fn sym_grad(g: &mut Graph, family: Family, s: u32) -> Grad {
+    if family != Family::Delta {
+        return Grad::new();
+    }
+    let k = s / 9;
+    let i = (s % 9) / 3;
+    let j = (s % 3) as usize;
+    let mut out = Grad::new();
+    for m in 0..3usize {
+        if m == j {
+            continue;
+        }
+        let l = 3 - m - j;
+        let a = g.sym(9 * k + 3 * i + l as u32);
+        let v = if levi(m, j, l) > 0 { a } else { g.neg(a) };
+        out.push((6 * k + 3 + m as u32, v));
+    }
+    out
+}
+
+fn neg(g: &mut Graph, x: Id) -> Id {
+    // −(−y) = y exactly in IEEE arithmetic.
+    if let Op::Unary(Unary::Neg, y) = g.op(x) {
+        return y;
+    }
+    g.neg(x)
+}
+
+fn is_const(g: &Graph, x: Id, v: f64) -> bool {
+    g.as_const(x).is_some_and(|c| c == v)
+}
+
+fn scale(g: &mut Graph, p: Partial, d: Id) -> Id {
+    match p {
+        Partial::One => d,
+        Partial::Mul(f) => {
+            if is_const(g, d, 1.0) {
+                f
+            } else if is_const(g, f, 1.0) {
+                d
+            } else if is_const(g, d, -1.0) {
+                neg(g, f)
+            } else {
+                g.mul(f, d)
+            }
+        }
+        Partial::DivBy(b) => {
+            if is_const(g, b, 1.0) {
+                d
+            } else {
+                g.div(d, b)
+            }
+        }
+    }
+}
+
+fn scale_all(g: &mut Graph, p: Partial, gr: &Grad) -> Grad {
+    gr.iter().map(|&(d, x)| (d, scale(g, p, x))).collect()
+}
+
+/// a ± b on sparse gradients.
+fn merge(g: &mut Graph, a: &Grad, b: &Grad, sub: bool) -> Grad {
+    let mut out = Grad::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let da = a.get(i).map(|x| x.0).unwrap_or(u32::MAX);
+        let db = b.get(j).map(|x| x.0).unwrap_or(u32::MAX);
+        if da < db {
+            out.push(a[i]);
+            i += 1;
+        } else if db < da {
+            let x = if sub { neg(g, b[j].1) } else { b[j].1 };
+            out.push((db, x));
+            j += 1;
+        } else {
+            let x = if sub {
+                g.sub(a[i].1, b[j].1)
+            } else {
+                g.add2(a[i].1, b[j].1)
+            };
+            out.push((da, x));
+            i += 1;
+            j += 1;
+        }
+    }
+    out
+}
+
+/// Per direction, `f(da, db)` with a zero constant for a missing side (a branch value,
+/// not a structural zero: the other branch is nonzero).
+fn branch(g: &mut Graph, a: &Grad, b: &Grad, mut f: impl FnMut(&mut Graph, Id, Id) -> Id) -> Grad {
+    let mut dirs: Vec<u32> = a.iter().chain(b.iter()).map(|x| x.0).collect();
+    dirs.sort_unstable();
+    dirs.dedup();
+    let zero = g.constant(0.0);
+    let find = |gr: &Grad, d: u32| gr.iter().find(|x| x.0 == d).map(|x| x.1);
+    dirs.into_iter()
+        .map(|d| {
+            let da = find(a, d).unwrap_or(zero);
+            let db = find(b, d).unwrap_or(zero);
+            (d, f(g, da, db))
+        })
+        .collect()
+}
+
+/// A replacement for a leaf during [`substitute`]: `Some(None)` is the exact zero.
+pub type Leaf<'a> = &'a dyn Fn(Op) -> Option<Option<Id>>;
+
+/// Rebuilds the cone of `roots` with leaves replaced by `leaf`. A replacement by zero
+/// (`Some(None)`) is propagated symbolically (0·x = 0, 0 + x = x, …): this sets a
+/// variable to zero in the sense of the mathematics (e.g. f = r at v̇ = 0), and the
+/// result has no structural zeros. `None` in the result is the zero. Memoized in
+/// `memo`, which must be used with one `leaf` only.
+pub fn substitute(
+    g: &mut Graph,
+    roots: &[Id],
+    leaf: Leaf,
+    memo: &mut HashMap<Id, Option<Id>>,
+) -> Vec<Option<Id>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<Id> = roots
+        .iter()
+        .copied()
+        .filter(|r| !memo.contains_key(r))
+        .collect();
+    let mut cone = Vec::new();
+    while let Some(n) = stack.pop() {
+        if !seen.insert(n) {
+            continue;
+        }
+        cone.push(n);
+        for a in g.op(n).operands() {
+            if !memo.contains_key(&a) && !seen.contains(&a) {
+                stack.push(a);
+            }
+        }
+    }
+    cone.sort_unstable();
+    for n in cone {
+        let op = g.op(n);
+        let r = match op {
+            Op::Const(_) | Op::Input(..) | Op::Sym(_) => leaf(op).unwrap_or(Some(n)),
+            _ => rebuild(g, n, op, memo),
+        };
+        memo.insert(n, r);
+    }
+    roots.iter().map(|r| memo[r]).collect()
+}
+
+fn rebuild(g: &mut Graph, n: Id, op: Op, memo: &HashMap<Id, Option<Id>>) -> Option<Id> {
+    let ops = op.operands();
+    let new: Vec<Option<Id>> = ops.iter().map(|a| memo[a]).collect();
+    if ops.iter().zip(&new).all(|(a, b)| Some(*a) == *b) {
+        return Some(n);
+    }
+    let mut z = |x: Option<Id>| x.unwrap_or_else(|| g.constant(0.0));
+    match op {
+        Op::Add(..) => match (new[0], new[1]) {
+            (None, b) => b,
+            (a, None) => a,
+            (Some(a), Some(b)) => Some(g.add2(a, b)),
+        },
+        Op::Sub(..) => match (new[0], new[1]) {
+            (a, None) => a,
+            (None, Some(b)) => Some(g.neg(b)),
+            (Some(a), Some(b)) => Some(g.sub(a, b)),
+        },
+        Op::Mul(..) => match (new[0], new[1]) {
+            (Some(a), Some(b)) => Some(g.mul(a, b)),
+            _ => None,
+        },
+        Op::Div(..) => match (new[0], new[1]) {
+            (None, _) => None,
+            (Some(a), b) => {
+                let b = z(b);
+                Some(g.div(a, b))
+            }
+        },
+        Op::Unary(Unary::Neg, _) => new[0].map(|a| g.neg(a)),
+        Op::Unary(f, _) => {
+            let a = z(new[0]);
+            Some(g.unary(f, a))
+        }
+        Op::Powi(_, k) => match new[0] {
+            None if k > 0 => None,
+            a => {
+                let a = z(a);
+                Some(g.powi(a, k))
+            }
+        },
+        _ => {
+            let v: Vec<Id> = new.into_iter().map(&mut z).collect();
+            let op2 = match op {
+                Op::Pow(..) => Op::Pow(v[0], v[1]),
+                Op::Atan2(..) => Op::Atan2(v[0], v[1]),
+                Op::Min(..) => Op::Min(v[0], v[1]),
+                Op::Max(..) => Op::Max(v[0], v[1]),
+                Op::Select(c, _) => Op::Select(c, [v[0], v[1], v[2], v[3]]),
+                _ => unreachable!("all other operations are matched above"),
+            };
+            Some(g.add(op2))
+        }
+    }
+}
+
+/// True if any node of the cone of `roots` satisfies `pred`.
+pub fn cone_any(g: &Graph, roots: &[Id], pred: impl Fn(Op) -> bool) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<Id> = roots.to_vec();
+    while let Some(n) = stack.pop() {
+        if !seen.insert(n) {
+            continue;
+        }
+        let op = g.op(n);
+        if pred(op) {
+            return true;
+        }
+        stack.extend(op.operands());
+    }
+    false
+}
+
+/// The number of operation nodes (not constants, inputs or symbols) in the cone of
+/// `roots`, each shared node counted once: the cost of evaluating them together.
+pub fn op_count(g: &Graph, roots: &[Id]) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<Id> = roots.to_vec();
+    let mut count = 0;
+    while let Some(n) = stack.pop() {
+        if !seen.insert(n) {
+            continue;
+        }
+        let op = g.op(n);
+        if !matches!(op, Op::Const(_) | Op::Input(..) | Op::Sym(_)) {
+            count += 1;
+        }
+        stack.extend(op.operands());
+    }
+    count
+}

@@ -1,0 +1,834 @@
+//! The element definition API and the construction of every role (theory §2–§7).
+//!
+//! An element is given by its constraints Φ (functions of the configuration and time),
+//! its loads (forces, torques, generalized forces conjugate to measures; a rigid body's
+//! Newton–Euler equations are loads with acceleration terms) and its outputs. Loads
+//! become generalized forces Q by virtual power (theory 5.3); the residual is
+//! r_dyn = −Q + Bᵀλ with B = ∂Φ/∂δ, and every role follows by exact differentiation
+//! on the DAG ([`crate::ad`]).
+
+use crate::ad::{self, Differ, Family, Grad};
+use crate::lie;
+use crate::roles::{Block, DiffError, ElementFunctions, Role};
+use fdc_ir::{Func, Graph, Id, Op, Slot, SlotSizes, M3, V3};
+use std::collections::{BTreeMap, HashMap};
+
+/// What an element type owns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coordinates {
+    /// A joint, force or sensor: acts on the coordinates of the bodies it connects.
+    Connector,
+    /// A rigid body on R³ × SO(3): connected body 0 of itself; owns q = [R; θ] and
+    /// v = [Ṙ; ω̄], so `Init`, `Update` and `Scale` exist.
+    RigidBody,
+}
+
+/// The kinematic quantities of one connected body (or of ground) as IR nodes.
+#[derive(Clone, Copy, Debug)]
+pub struct BodyKin {
+    /// Local index of the body; `None` for ground.
+    pub index: Option<usize>,
+    /// Position R (global).
+    pub r: V3,
+    /// Rotation matrix A (body to global): symbols, substituted at the end.
+    pub a: M3,
+    /// Ṙ (global).
+    pub rdot: V3,
+    /// ω̄ (body frame).
+    pub omega_bar: V3,
+    /// R̈ (global): accelerations, for inertial loads and outputs only.
+    pub acc: V3,
+    /// ω̄̇ (body frame).
+    pub alpha_bar: V3,
+}
+
+struct Initial {
+    position: V3,
+    orientation: [Id; 4],
+    velocity: V3,
+    angular_velocity: V3,
+}
+
+/// Builds the functions of one element type in a shared graph.
+pub struct ElementBuilder<'g> {
+    g: &'g mut Graph,
+    name: String,
+    kind: Coordinates,
+    n_bodies: usize,
+    n_params: usize,
+    differ: Differ,
+    constraints: Vec<(String, Id)>,
+    /// Generalized-force terms per velocity dof, with their gyroscopic flag.
+    loads: Vec<Vec<(Id, bool)>>,
+    gyroscopic: bool,
+    outputs: Vec<(String, Id)>,
+    states: Vec<(usize, Id)>,
+    initial: Option<Initial>,
+    errors: Vec<String>,
+}
+
+/// A role's outputs (before symbol substitution) and their layout.
+type RoleOutputs = (Role, Vec<Id>, Vec<Block>);
+
+/// Symbol number of entry (i, j) of the rotation matrix of connected body k. The same
+/// meaning in every element, since inputs are local.
+pub fn rotation_sym(k: usize, i: usize, j: usize) -> u32 {
+    (9 * k + 3 * i + j) as u32
+}
+
+fn mul_s(g: &mut Graph, a: Id, b: Id) -> Id {
+    // Unit factors are not multiplied in (x·1 = x exactly).
+    if g.as_const(a) == Some(1.0) {
+        b
+    } else if g.as_const(b) == Some(1.0) {
+        a
+    } else {
+        g.mul(a, b)
+    }
+}
+
+/// m x (or mᵀ x), leaving out the terms of constant zero components of x and the
+/// factors of unit ones: A e_x is the first column of A, not A·[1, 0, 0].
+fn mat_vec_s(g: &mut Graph, m: M3, x: V3, transposed: bool) -> V3 {
+    [0, 1, 2].map(|i| {
+        let mut terms = Vec::with_capacity(3);
+        for (j, &xj) in x.iter().enumerate() {
+            if g.as_const(xj) == Some(0.0) {
+                continue;
+            }
+            let mij = if transposed { m[j][i] } else { m[i][j] };
+            terms.push(mul_s(g, mij, xj));
+        }
+        let s = g.sum(&terms);
+        or_zero(g, s)
+    })
+}
+
+fn sum_opt(g: &mut Graph, terms: &[Id]) -> Option<Id> {
+    g.sum(terms)
+}
+
+fn or_zero(g: &mut Graph, x: Option<Id>) -> Id {
+    x.unwrap_or_else(|| g.constant(0.0))
+}
+
+impl<'g> ElementBuilder<'g> {
+    pub fn new(
+        graph: &'g mut Graph,
+        name: &str,
+        kind: Coordinates,
+        n_bodies: usize,
+        n_params: usize,
+    ) -> Self {
+        let mut errors = Vec::new();
+        if kind == Coordinates::RigidBody && n_bodies != 1 {
+            errors.push(format!(
+                "a rigid body is connected body 0 of itself, so it has 1 body, not {n_bodies}"
+            ));
+        }
+        ElementBuilder {
+            g: graph,
+            name: name.to_string(),
+            kind,
+            n_bodies,
+            n_params,
+            differ: Differ::new(),
+            constraints: Vec::new(),
+            loads: vec![Vec::new(); 6 * n_bodies],
+            gyroscopic: false,
+            outputs: Vec::new(),
+            states: Vec::new(),
+            initial: None,
+            errors,
+        }
+    }
+
+    /// The graph, to build expressions of the element.
+    pub fn graph(&mut self) -> &mut Graph {
+        self.g
+    }
+
+    /// Kinematics of connected body `k`.
+    pub fn body(&mut self, k: usize) -> BodyKin {
+        if k >= self.n_bodies {
+            self.errors.push(format!(
+                "body {k} used, but the element connects {} bodies",
+                self.n_bodies
+            ));
+            return self.ground();
+        }
+        let g = &mut *self.g;
+        let q = |g: &mut Graph, i: usize| g.input(Slot::Q, 7 * k + i);
+        let v3 = |g: &mut Graph, s: Slot, o: usize| [0, 1, 2].map(|i| g.input(s, 6 * k + o + i));
+        BodyKin {
+            index: Some(k),
+            r: [q(g, 0), q(g, 1), q(g, 2)],
+            a: [0, 1, 2].map(|i| [0, 1, 2].map(|j| g.sym(rotation_sym(k, i, j)))),
+            rdot: v3(g, Slot::V, 0),
+            omega_bar: v3(g, Slot::V, 3),
+            acc: v3(g, Slot::Vdot, 0),
+            alpha_bar: v3(g, Slot::Vdot, 3),
+        }
+    }
+
+    /// Ground: R = 0, A = I, no motion. Not a connected body; loads on it are dropped.
+    pub fn ground(&mut self) -> BodyKin {
+        let z = self.g.v3_const([0.0; 3]);
+        let a = [
+            self.g.v3_const([1.0, 0.0, 0.0]),
+            self.g.v3_const([0.0, 1.0, 0.0]),
+            self.g.v3_const([0.0, 0.0, 1.0]),
+        ];
+        BodyKin {
+            index: None,
+            r: z,
+            a,
+            rdot: z,
+            omega_bar: z,
+            acc: z,
+            alpha_bar: z,
+        }
+    }
+
+    pub fn param(&mut self, i: usize) -> Id {
+        if i >= self.n_params {
+            self.errors.push(format!(
+                "parameter {i} used, but the element has {} parameters",
+                self.n_params
+            ));
+            return self.g.constant(f64::NAN);
+        }
+        self.g.input(Slot::P, i)
+    }
+
+    pub fn time(&mut self) -> Id {
+        self.g.input(Slot::T, 0)
+    }
+
+    /// The exact time derivative along the motion: (∂e/∂δ) v + ∂e/∂t (theory 4.2).
+    /// `e` must be a function of the configuration and time.
+    pub fn rate(&mut self, e: Id) -> Id {
+        let gd = self.differ.grad(self.g, Family::Delta, e);
+        let gt = self.differ.grad(self.g, Family::T, e);
+        let mut terms = Vec::with_capacity(gd.len() + 1);
+        for (i, d) in gd {
+            let v = self.g.input(Slot::V, i as usize);
+            terms.push(mul_s(self.g, d, v));
+        }
+        terms.extend(gt.into_iter().map(|(_, d)| d));
+        let r = sum_opt(self.g, &terms);
+        or_zero(self.g, r)
+    }
+
+    /// P(u) = R + A u for a body-fixed u.
+    pub fn point(&mut self, b: &BodyKin, u: V3) -> V3 {
+        if b.index.is_none() {
+            return u;
+        }
+        let au = mat_vec_s(self.g, b.a, u, false);
+        self.g.v3_add(b.r, au)
+    }
+
+    /// v_P(u) = Ṙ + A(ω̄ × u).
+    pub fn point_velocity(&mut self, b: &BodyKin, u: V3) -> V3 {
+        if b.index.is_none() {
+            return b.rdot;
+        }
+        let wu = self.g.cross(b.omega_bar, u);
+        let awu = mat_vec_s(self.g, b.a, wu, false);
+        self.g.v3_add(b.rdot, awu)
+    }
+
+    /// ω = A ω̄ (global).
+    pub fn omega(&mut self, b: &BodyKin) -> V3 {
+        if b.index.is_none() {
+            return b.omega_bar;
+        }
+        mat_vec_s(self.g, b.a, b.omega_bar, false)
+    }
+
+    /// A b for a body-fixed direction b.
+    pub fn axis(&mut self, b: &BodyKin, u: V3) -> V3 {
+        if b.index.is_none() {
+            return u;
+        }
+        mat_vec_s(self.g, b.a, u, false)
+    }
+
+    /// A constraint row Φ = 0 (a function of the configuration and time).
+    pub fn constrain(&mut self, name: &str, phi: Id) {
+        self.constraints.push((name.to_string(), phi));
+    }
+
+    /// Loads added from now on are (not) gyroscopic: `IterNoqv` leaves out their
+    /// derivatives (theory 7.1, the legacy option).
+    pub fn set_gyroscopic(&mut self, on: bool) {
+        self.gyroscopic = on;
+    }
+
+    fn load(&mut self, dof: usize, term: Id) {
+        self.loads[dof].push((term, self.gyroscopic));
+    }
+
+    /// A force f (global) at the body-fixed point `at`: Q_R += f, Q_ω̄ += at × Aᵀf.
+    pub fn force(&mut self, b: &BodyKin, f: V3, at: V3) {
+        let Some(k) = b.index else { return };
+        for (i, &fi) in f.iter().enumerate() {
+            self.load(6 * k + i, fi);
+        }
+        if at.iter().all(|&x| self.g.as_const(x) == Some(0.0)) {
+            return;
+        }
+        let fb = mat_vec_s(self.g, b.a, f, true);
+        let m = self.g.cross(at, fb);
+        for (i, &mi) in m.iter().enumerate() {
+            self.load(6 * k + 3 + i, mi);
+        }
+    }
+
+    /// A torque m (global): Q_ω̄ += Aᵀ m.
+    pub fn torque(&mut self, b: &BodyKin, m: V3) {
+        let Some(k) = b.index else { return };
+        let mb = mat_vec_s(self.g, b.a, m, true);
+        for (i, &mi) in mb.iter().enumerate() {
+            self.load(6 * k + 3 + i, mi);
+        }
+    }
+
+    /// A torque m̄ in body components: Q_ω̄ += m̄.
+    pub fn body_torque(&mut self, b: &BodyKin, m_bar: V3) {
+        let Some(k) = b.index else { return };
+        for (i, &mi) in m_bar.iter().enumerate() {
+            self.load(6 * k + 3 + i, mi);
+        }
+    }
+
+    /// A generalized force s conjugate to a measure m (a function of the configuration
+    /// and time): Q += s (∂ṁ/∂v)ᵀ = s (∂m/∂δ)ᵀ.
+    pub fn generalized(&mut self, s: Id, measure: Id) {
+        let gd = self.differ.grad(self.g, Family::Delta, measure);
+        for (i, d) in gd {
+            let t = mul_s(self.g, s, d);
+            self.load(i as usize, t);
+        }
+    }
+
+    /// A result channel of `Out`.
+    pub fn output(&mut self, name: &str, e: Id) {
+        self.outputs.push((name.to_string(), e));
+    }
+
+    /// Three result channels `name.x`, `name.y`, `name.z`.
+    pub fn output_v3(&mut self, name: &str, e: V3) {
+        for (c, x) in ["x", "y", "z"].iter().zip(e) {
+            self.output(&format!("{name}.{c}"), x);
+        }
+    }
+
+    /// After every accepted step, parameter `param` becomes `e` (element state).
+    pub fn state(&mut self, param: usize, e: Id) {
+        if param >= self.n_params {
+            self.errors.push(format!(
+                "state parameter {param}, but the element has {} parameters",
+                self.n_params
+            ));
+            return;
+        }
+        self.states.push((param, e));
+    }
+
+    /// Initial state of a rigid body from its parameters: position, orientation
+    /// (a quaternion, normalized here), velocity and angular velocity (both global).
+    pub fn rigid_body_initial(
+        &mut self,
+        position: V3,
+        orientation: [Id; 4],
+        velocity: V3,
+        angular_velocity: V3,
+    ) {
+        if self.kind != Coordinates::RigidBody {
+            self.errors
+                .push("only a rigid body has an initial state".to_string());
+            return;
+        }
+        self.initial = Some(Initial {
+            position,
+            orientation,
+            velocity,
+            angular_velocity,
+        });
+    }
+
+    fn error(&self, message: impl Into<String>) -> DiffError {
+        DiffError {
+            element: self.name.clone(),
+            message: message.into(),
+        }
+    }
+
+    /// Derives every role.
+    pub fn finish(mut self) -> Result<ElementFunctions, DiffError> {
+        if !self.errors.is_empty() {
+            return Err(self.error(self.errors.join("; ")));
+        }
+        let nb = self.n_bodies;
+        let (nq, nv, nl, np) = (7 * nb, 6 * nb, self.constraints.len(), self.n_params);
+        let phis: Vec<Id> = self.constraints.iter().map(|c| c.1).collect();
+
+        // Constraints are holonomic or rheonomic: functions of (q, t) only.
+        for (name, phi) in &self.constraints {
+            let bad = ad::cone_any(self.g, &[*phi], |op| {
+                matches!(
+                    op,
+                    Op::Input(
+                        Slot::V | Slot::Vdot | Slot::Lambda | Slot::Delta | Slot::C,
+                        _
+                    )
+                )
+            });
+            if bad {
+                return Err(self.error(format!(
+                    "constraint `{name}` depends on velocities, accelerations, multipliers or \
+                     integrator inputs; a constraint is a function of the configuration and time"
+                )));
+            }
+        }
+        let b_rows: Vec<Grad> = phis
+            .iter()
+            .map(|&p| self.differ.grad(self.g, Family::Delta, p))
+            .collect();
+
+        // r_dyn = −Q + Bᵀλ, with and without the gyroscopic loads.
+        let mut bt: Vec<Vec<Id>> = vec![Vec::new(); nv];
+        for (j, row) in b_rows.iter().enumerate() {
+            let lam = self.g.input(Slot::Lambda, j);
+            for &(i, d) in row {
+                let t = mul_s(self.g, d, lam);
+                bt[i as usize].push(t);
+            }
+        }
+        let mut r_dyn = Vec::with_capacity(nv);
+        let mut r_ng = Vec::with_capacity(nv);
+        for (loads, bti) in self.loads.iter().zip(&bt) {
+            let all: Vec<Id> = loads.iter().map(|l| l.0).collect();
+            let ng: Vec<Id> = loads.iter().filter(|l| !l.1).map(|l| l.0).collect();
+            let btl = sum_opt(self.g, bti);
+            for (terms, out) in [(all, &mut r_dyn), (ng, &mut r_ng)] {
+                let q = sum_opt(self.g, &terms);
+                let r = match (q, btl) {
+                    (Some(q), Some(b)) => Some(self.g.sub(b, q)),
+                    (Some(q), None) => Some(self.g.neg(q)),
+                    (None, b) => b,
+                };
+                out.push(r);
+            }
+        }
+
+        // M = ∂r_dyn/∂v̇, which must not depend on v̇ itself.
+        let mut m_rows = Vec::with_capacity(nv);
+        for r in &r_dyn {
+            let row = match r {
+                Some(r) => self.differ.grad(self.g, Family::Vdot, *r),
+                None => Grad::new(),
+            };
+            for &(_, m) in &row {
+                if !self.differ.grad(self.g, Family::Vdot, m).is_empty() {
+                    return Err(self.error(
+                        "the loads are not linear in the accelerations (the mass matrix \
+                         depends on v̇)",
+                    ));
+                }
+            }
+            m_rows.push(row);
+        }
+
+        // f = r_dyn at v̇ = 0.
+        let vdot_zero = |op: Op| match op {
+            Op::Input(Slot::Vdot, _) => Some(None),
+            _ => None,
+        };
+        let mut memo = HashMap::new();
+        let f_all = subst_rows(self.g, &r_dyn, &vdot_zero, &mut memo);
+        let f_ng = subst_rows(self.g, &r_ng, &vdot_zero, &mut memo);
+
+        let c = [0, 1, 2, 3].map(|i| self.g.input(Slot::C, i));
+        let one = self.g.constant(1.0);
+        let one_pa = self.g.add2(one, c[0]);
+        let hh = self.g.mul(c[3], c[3]);
+        let bh2 = self.g.mul(c[1], hh);
+        let gh = self.g.mul(c[2], c[3]);
+
+        // r_dyn as output: M v̇/(1+α′) + f.
+        let mut r_out = Vec::with_capacity(nv);
+        let mut r_out_ng = Vec::with_capacity(nv);
+        for i in 0..nv {
+            let mut terms = Vec::new();
+            for &(j, m) in &m_rows[i] {
+                let a = self.g.input(Slot::Vdot, j as usize);
+                terms.push(mul_s(self.g, m, a));
+            }
+            let mv = sum_opt(self.g, &terms).map(|mv| self.g.div(mv, one_pa));
+            for (f, out) in [(f_all[i], &mut r_out), (f_ng[i], &mut r_out_ng)] {
+                out.push(match (mv, f) {
+                    (Some(a), Some(b)) => Some(self.g.add2(a, b)),
+                    (a, b) => a.or(b),
+                });
+            }
+        }
+
+        let mut roles: Vec<RoleOutputs> = Vec::new();
+
+        // Res.
+        {
+            let mut out = Vec::with_capacity(2 * nv + nl);
+            for r in &r_out {
+                out.push(or_zero(self.g, *r));
+            }
+            for &p in &phis {
+                out.push(self.g.div(p, bh2));
+            }
+            for f in &f_all {
+                out.push(or_zero(self.g, *f));
+            }
+            let blocks = vec![
+                Block::Dense { len: nv },
+                Block::Dense { len: nl },
+                Block::Dense { len: nv },
+            ];
+            roles.push((Role::Res, out, blocks));
+        }
+
+        // Iter and IterNoqv.
+        let tangents: Vec<M3> = (0..nb)
+            .map(|k| {
+                let psi = [3, 4, 5].map(|i| self.g.input(Slot::Delta, 6 * k + i));
+                lie::tangent_so3(self.g, psi)
+            })
+            .collect();
+        for (role, rows) in [(Role::Iter, &r_out), (Role::IterNoqv, &r_out_ng)] {
+            let (out, entries) = self.iteration_matrix(rows, &b_rows, &tangents, gh, bh2);
+            let blocks = vec![Block::Sparse {
+                rows: nv + nl,
+                cols: nv + nl,
+                entries,
+            }];
+            roles.push((role, out, blocks));
+        }
+
+        // Ic.
+        roles.push(self.initial_conditions(&m_rows, &b_rows, &r_dyn, &phis));
+
+        // Out.
+        let mut out_names = Vec::new();
+        let mut out_ids = Vec::new();
+        if self.kind == Coordinates::RigidBody {
+            let b = self.body(0);
+            let th = [3, 4, 5, 6].map(|i| self.g.input(Slot::Q, i));
+            let w = self.omega(&b);
+            let channels: [(&str, &[Id]); 5] = [
+                ("R", &b.r),
+                ("theta", &th),
+                ("Rdot", &b.rdot),
+                ("omega", &w),
+                ("omega_body", &b.omega_bar),
+            ];
+            for (name, ids) in channels {
+                let comps: &[&str] = if ids.len() == 4 {
+                    &["w", "x", "y", "z"]
+                } else {
+                    &["x", "y", "z"]
+                };
+                for (c, &id) in comps.iter().zip(ids) {
+                    out_names.push(format!("{name}.{c}"));
+                    out_ids.push(id);
+                }
+            }
+        }
+        for (n, e) in &self.outputs {
+            out_names.push(n.clone());
+            out_ids.push(*e);
+        }
+        let n_out = out_ids.len();
+        roles.push((Role::Out, out_ids, vec![Block::Dense { len: n_out }]));
+
+        // Post.
+        let state_params: Vec<usize> = self.states.iter().map(|s| s.0).collect();
+        let post: Vec<Id> = self.states.iter().map(|s| s.1).collect();
+        roles.push((
+            Role::Post,
+            post,
+            vec![Block::Dense {
+                len: self.states.len(),
+            }],
+        ));
+
+        if self.kind == Coordinates::RigidBody {
+            roles.extend(self.owner_roles()?);
+        }
+
+        // Replace the rotation matrix symbols by Shabana's matrix of the quaternions.
+        let mut sym_map = HashMap::new();
+        for k in 0..nb {
+            let th = [3, 4, 5, 6].map(|i| self.g.input(Slot::Q, 7 * k + i));
+            let a = lie::shabana(self.g, th);
+            for (i, row) in a.iter().enumerate() {
+                for (j, &x) in row.iter().enumerate() {
+                    sym_map.insert(rotation_sym(k, i, j), x);
+                }
+            }
+        }
+        let leaf = |op: Op| match op {
+            Op::Sym(s) => sym_map.get(&s).map(|&x| Some(x)),
+            _ => None,
+        };
+        let mut memo = HashMap::new();
+        let sizes = SlotSizes([nq, nv, nv, nl, np, 4, nv, 1]);
+        let mut funcs = Vec::new();
+        for (role, outs, blocks) in roles {
+            let new = ad::substitute(self.g, &outs, &leaf, &mut memo);
+            let outputs: Vec<Id> = new.into_iter().map(|x| or_zero(self.g, x)).collect();
+            if ad::cone_any(self.g, &outputs, |op| matches!(op, Op::Sym(_))) {
+                return Err(self.error(format!(
+                    "role {} uses a symbol that is not the rotation matrix of a connected body",
+                    role.name()
+                )));
+            }
+            let func = Func {
+                name: format!("{}_{}", self.name, role.name()),
+                inputs: sizes,
+                outputs,
+            };
+            funcs.push((role, func, blocks));
+        }
+        funcs.sort_by_key(|f| f.0);
+
+        Ok(ElementFunctions {
+            name: self.name.clone(),
+            nq,
+            nv,
+            nl,
+            np,
+            owns_coordinates: self.kind == Coordinates::RigidBody,
+            outputs: out_names,
+            multipliers: self.constraints.iter().map(|c| c.0.clone()).collect(),
+            state_params,
+            roles: funcs,
+        })
+    }
+
+    /// (∂r/∂δ) T(Δ) for one sparse row: translations unchanged, the three rotation
+    /// columns of body k multiplied by T_SO(3)(Δφ_k).
+    fn times_tangent(&mut self, row: &Grad, tangents: &[M3]) -> Grad {
+        let mut cols: BTreeMap<u32, Vec<Id>> = BTreeMap::new();
+        for &(c, d) in row {
+            if c % 6 < 3 {
+                cols.entry(c).or_default().push(d);
+                continue;
+            }
+            let k = (c / 6) as usize;
+            let m = (c % 6 - 3) as usize;
+            for (n, &tmn) in tangents[k][m].iter().enumerate() {
+                let t = mul_s(self.g, d, tmn);
+                cols.entry(6 * k as u32 + 3 + n as u32).or_default().push(t);
+            }
+        }
+        cols.into_iter()
+            .map(|(c, terms)| (c, self.g.sum(&terms).expect("entries have terms")))
+            .collect()
+    }
+
+    fn iteration_matrix(
+        &mut self,
+        rows: &[Option<Id>],
+        b_rows: &[Grad],
+        tangents: &[M3],
+        gh: Id,
+        bh2: Id,
+    ) -> (Vec<Id>, Vec<(u32, u32)>) {
+        let nv = rows.len();
+        let mut out = Vec::new();
+        let mut entries = Vec::new();
+        for (i, r) in rows.iter().enumerate() {
+            let Some(r) = *r else { continue };
+            let gvd = self.differ.grad(self.g, Family::Vdot, r);
+            let gv = self.differ.grad(self.g, Family::V, r);
+            let gd = self.differ.grad(self.g, Family::Delta, r);
+            let gl = self.differ.grad(self.g, Family::Lambda, r);
+            let gdt = self.times_tangent(&gd, tangents);
+            let mut cols: BTreeMap<u32, Vec<Id>> = BTreeMap::new();
+            for (c, d) in gvd {
+                cols.entry(c).or_default().push(d);
+            }
+            for (c, d) in gv {
+                let t = mul_s(self.g, gh, d);
+                cols.entry(c).or_default().push(t);
+            }
+            for (c, d) in gdt {
+                let t = mul_s(self.g, bh2, d);
+                cols.entry(c).or_default().push(t);
+            }
+            for (c, terms) in cols {
+                entries.push((i as u32, c));
+                out.push(self.g.sum(&terms).expect("entries have terms"));
+            }
+            for (j, d) in gl {
+                entries.push((i as u32, nv as u32 + j));
+                out.push(d);
+            }
+        }
+        // Constraint rows: ∂(Φ/(β′h²))/∂δ · β′h² T = B T exactly; Φ has no v, v̇, λ.
+        for (j, row) in b_rows.iter().enumerate() {
+            for (c, d) in self.times_tangent(row, tangents) {
+                entries.push(((nv + j) as u32, c));
+                out.push(d);
+            }
+        }
+        (out, entries)
+    }
+
+    fn initial_conditions(
+        &mut self,
+        m_rows: &[Grad],
+        b_rows: &[Grad],
+        r_dyn: &[Option<Id>],
+        phis: &[Id],
+    ) -> RoleOutputs {
+        let nv = m_rows.len();
+        let nl = b_rows.len();
+        let mut out = Vec::new();
+        let mut m_entries = Vec::new();
+        for (i, row) in m_rows.iter().enumerate() {
+            for &(j, m) in row {
+                m_entries.push((i as u32, j));
+                out.push(m);
+            }
+        }
+        let mut b_entries = Vec::new();
+        for (j, row) in b_rows.iter().enumerate() {
+            for &(i, b) in row {
+                b_entries.push((j as u32, i));
+                out.push(b);
+            }
+        }
+        // Q − h = −r_dyn at v̇ = 0, λ = 0.
+        let zero_acc_lambda = |op: Op| match op {
+            Op::Input(Slot::Vdot | Slot::Lambda, _) => Some(None),
+            _ => None,
+        };
+        let mut memo = HashMap::new();
+        let qh = subst_rows(self.g, r_dyn, &zero_acc_lambda, &mut memo);
+        for x in qh {
+            let v = match x {
+                Some(x) => self.g.neg(x),
+                None => self.g.constant(0.0),
+            };
+            out.push(v);
+        }
+        out.extend_from_slice(phis);
+        // Φ_t, and Φ̈ − B v̇ = (∂(Bv)/∂δ) v + 2 (Bv)_t + Φ_tt.
+        let mut rhs = Vec::with_capacity(nl);
+        for (j, row) in b_rows.iter().enumerate() {
+            let phi_t = self.differ.partial(self.g, Family::T, phis[j], 0);
+            out.push(or_zero(self.g, phi_t));
+            let mut bv_terms = Vec::new();
+            for &(i, b) in row {
+                let v = self.g.input(Slot::V, i as usize);
+                bv_terms.push(mul_s(self.g, b, v));
+            }
+            let mut terms = Vec::new();
+            if let Some(bv) = sum_opt(self.g, &bv_terms) {
+                for (i, d) in self.differ.grad(self.g, Family::Delta, bv) {
+                    let v = self.g.input(Slot::V, i as usize);
+                    terms.push(mul_s(self.g, d, v));
+                }
+                if let Some(bvt) = self.differ.partial(self.g, Family::T, bv, 0) {
+                    let two = self.g.constant(2.0);
+                    terms.push(self.g.mul(two, bvt));
+                }
+            }
+            if let Some(pt) = phi_t {
+                if let Some(ptt) = self.differ.partial(self.g, Family::T, pt, 0) {
+                    terms.push(ptt);
+                }
+            }
+            rhs.push(match sum_opt(self.g, &terms) {
+                Some(s) => self.g.neg(s),
+                None => self.g.constant(0.0),
+            });
+        }
+        out.extend(rhs);
+        let blocks = vec![
+            Block::Sparse {
+                rows: nv,
+                cols: nv,
+                entries: m_entries,
+            },
+            Block::Sparse {
+                rows: nl,
+                cols: nv,
+                entries: b_entries,
+            },
+            Block::Dense { len: nv },
+            Block::Dense { len: nl },
+            Block::Dense { len: nl },
+            Block::Dense { len: nl },
+        ];
+        (Role::Ic, out, blocks)
+    }
+
+    /// `Init`, `Update` and `Scale` of a rigid body.
+    fn owner_roles(&mut self) -> Result<Vec<RoleOutputs>, DiffError> {
+        let Some(init) = self.initial.take() else {
+            return Err(self.error("a rigid body needs its initial state (rigid_body_initial)"));
+        };
+        let g = &mut *self.g;
+        let mut roles = Vec::new();
+
+        // Init: q₀ = [R₀; θ₀/|θ₀|], v₀ = [v₀; Aᵀ ω₀].
+        let th0 = lie::normalize(g, init.orientation);
+        let a0 = lie::shabana(g, th0);
+        let wb = g.mat_t_vec(a0, init.angular_velocity);
+        let mut out: Vec<Id> = init.position.to_vec();
+        out.extend(th0);
+        out.extend(init.velocity);
+        out.extend(wb);
+        roles.push((
+            Role::Init,
+            out,
+            vec![Block::Dense { len: 7 }, Block::Dense { len: 6 }],
+        ));
+
+        // Update: R + Δ_R; θ∘exp_H(Δ_φ), normalized.
+        let r = [0, 1, 2].map(|i| g.input(Slot::Q, i));
+        let th = [3, 4, 5, 6].map(|i| g.input(Slot::Q, i));
+        let d = [0, 1, 2, 3, 4, 5].map(|i| g.input(Slot::Delta, i));
+        let r1 = g.v3_add(r, [d[0], d[1], d[2]]);
+        let e = lie::exp_quat(g, [d[3], d[4], d[5]]);
+        let th1 = lie::hamilton(g, th, e);
+        let th1 = lie::normalize(g, th1);
+        let mut out = r1.to_vec();
+        out.extend(th1);
+        roles.push((Role::Update, out, vec![Block::Dense { len: 7 }]));
+
+        // Scale: |R| for the translations, 0 for the rotation increments.
+        let n = g.norm(r);
+        let z = g.constant(0.0);
+        roles.push((
+            Role::Scale,
+            vec![n, n, n, z, z, z],
+            vec![Block::Dense { len: 6 }],
+        ));
+        Ok(roles)
+    }
+}
+
+fn subst_rows(
+    g: &mut Graph,
+    rows: &[Option<Id>],
+    leaf: ad::Leaf,
+    memo: &mut HashMap<Id, Option<Id>>,
+) -> Vec<Option<Id>> {
+    rows.iter()
+        .map(|r| r.and_then(|r| ad::substitute(g, &[r], leaf, memo)[0]))
+        .collect()
+}
