@@ -3,7 +3,6 @@
 //! `cargo bench -p fdc-diff --bench ops`.
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use fdc_diff::{op_count, ElementFunctions, Role};
