@@ -9,6 +9,8 @@ use fdc_diff::{op_count, ElementFunctions, Role};
 use fdc_ir::Graph;
 use std::time::Instant;
 
+type Builder = Box<dyn Fn(&mut Graph) -> ElementFunctions>;
+
 /// Builds the element `reps` times in fresh graphs; returns the last one and the mean
 /// build time in milliseconds.
 fn build(
@@ -35,7 +37,7 @@ fn ops(g: &Graph, ef: &ElementFunctions, role: Role) -> (usize, usize) {
 fn main() {
     println!("| element | nv | nl | res ops | iter ops (nnz) | iter_noqv ops | ic ops | graph nodes | build ms |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    let cases: Vec<(&str, Box<dyn Fn(&mut Graph) -> ElementFunctions>)> = vec![
+    let cases: Vec<(&str, Builder)> = vec![
         ("rigid body", Box::new(|g| common::rigid_body(g, true))),
         (
             "spring-damper",
