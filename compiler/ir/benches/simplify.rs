@@ -91,13 +91,13 @@ fn rotation_heavy(g: &mut Graph) -> Vec<Id> {
     outs
 }
 
-/// Σ of 100 terms c·(x_k − x_{k+1})² / 2 with the negations and unit factors a
+/// Σ of n terms c·(x_k − x_{k+1})² / 2 with the negations and unit factors a
 /// generator leaves behind.
-fn hundred_sum(g: &mut Graph) -> Vec<Id> {
+fn sum_of(g: &mut Graph, n: usize) -> Vec<Id> {
     let half = g.constant(2.0);
     let m1 = g.constant(-1.0);
     let mut terms = Vec::new();
-    for k in 0..100 {
+    for k in 0..n {
         let x = g.input(Slot::Q, k);
         let y = g.input(Slot::Q, k + 1);
         let c = g.input(Slot::P, k);
@@ -112,10 +112,10 @@ fn hundred_sum(g: &mut Graph) -> Vec<Id> {
     vec![g.sum(&terms).expect("terms")]
 }
 
-/// A chain of 100 linear springs between points q[3i..3i+3]: force on both ends.
-fn spring_chain(g: &mut Graph) -> Vec<Id> {
+/// A chain of n linear springs between points q[3i..3i+3]: force on both ends.
+fn chain_of(g: &mut Graph, n: usize) -> Vec<Id> {
     let mut outs = Vec::new();
-    for i in 0..100 {
+    for i in 0..n {
         let p: V3 = [0, 1, 2].map(|k| g.input(Slot::Q, 3 * i + k));
         let r: V3 = [0, 1, 2].map(|k| g.input(Slot::Q, 3 * i + 3 + k));
         let k = g.input(Slot::P, 2 * i);
@@ -148,10 +148,13 @@ fn spring_chain(g: &mut Graph) -> Vec<Id> {
 type Builder = fn(&mut Graph) -> Vec<Id>;
 
 fn main() {
-    let cases: [(&str, Builder); 3] = [
+    let cases: [(&str, Builder); 5] = [
         ("rotation-heavy (2 bodies)", rotation_heavy),
-        ("100-term sum", hundred_sum),
-        ("chain of 100 springs", spring_chain),
+        ("100-term sum", |g| sum_of(g, 100)),
+        ("chain of 100 springs", |g| chain_of(g, 100)),
+        // Scaling: one function 10x bigger than an element function gets.
+        ("1000-term sum", |g| sum_of(g, 1000)),
+        ("chain of 1000 springs", |g| chain_of(g, 1000)),
     ];
     println!(
         "{:<28} {:>10} {:>10} {:>10} {:>10} {:>10}  stop",
@@ -182,6 +185,7 @@ fn main() {
             best.as_secs_f64() * 1e3,
             s.report.stop
         );
+        println!("    {}", s.report);
         println!("    before: {before}");
         println!("    after:  {after}");
     }

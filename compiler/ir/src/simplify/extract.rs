@@ -101,8 +101,15 @@ struct Best {
     total: f64,
 }
 
-/// Greedy DAG extraction: a choice of e-node per reachable class.
-pub fn dag_choices(egraph: &FdGraph) -> HashMap<Id, FdLang> {
+/// Work bound of [`dag_choices`], in set entries copied. The sets grow with the
+/// depth of the expression, so long chains (a 1000-term sum) make the greedy
+/// extraction quadratic; past this budget it gives up and tree extraction is used.
+const DAG_BUDGET: usize = 1_000_000;
+
+/// Greedy DAG extraction: a choice of e-node per reachable class, or `None` when
+/// the work budget ran out.
+pub fn dag_choices(egraph: &FdGraph) -> Option<HashMap<Id, FdLang>> {
+    let mut work = 0usize;
     // parents[c] = (parent class, node) pairs that use class c.
     let mut parents: HashMap<Id, Vec<(Id, usize)>> = HashMap::new();
     let mut classes: Vec<Id> = egraph.classes().map(|c| c.id).collect();
@@ -139,6 +146,10 @@ pub fn dag_choices(egraph: &FdGraph) -> HashMap<Id, FdLang> {
                 needs.insert(k2, v);
             }
         }
+        work += needs.len();
+        if work > DAG_BUDGET {
+            return None;
+        }
         if needs.contains_key(&c) {
             continue; // the choice would need its own class: a cycle
         }
@@ -166,7 +177,7 @@ pub fn dag_choices(egraph: &FdGraph) -> HashMap<Id, FdLang> {
             }
         }
     }
-    best.into_iter().map(|(c, b)| (c, b.node)).collect()
+    Some(best.into_iter().map(|(c, b)| (c, b.node)).collect())
 }
 
 /// Builds the chosen expressions of `roots` into a fresh graph (hash-consed, so

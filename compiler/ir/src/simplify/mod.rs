@@ -85,13 +85,17 @@ pub struct Report {
     pub conflicts: Vec<String>,
     /// Total time: building the e-graph, rules, extraction.
     pub time: Duration,
+    /// Of which: applying rules (egg's runner), and extraction.
+    pub rules_time: Duration,
+    pub extract_time: Duration,
 }
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}, {} iterations, {} e-nodes / {} classes, cost {} -> {}{}, {:.2} ms",
+            "{}, {} iterations, {} e-nodes / {} classes, cost {:.2} -> {:.2}{}, {:.2} ms \
+             (rules {:.2}, extraction {:.2})",
             self.stop,
             self.iterations,
             self.egraph_nodes,
@@ -99,7 +103,9 @@ impl fmt::Display for Report {
             self.cost_before,
             self.cost_after,
             if self.kept { "" } else { " (input kept)" },
-            self.time.as_secs_f64() * 1e3
+            self.time.as_secs_f64() * 1e3,
+            self.rules_time.as_secs_f64() * 1e3,
+            self.extract_time.as_secs_f64() * 1e3,
         )?;
         if !self.conflicts.is_empty() {
             write!(f, ", CONSTANT CONFLICTS: {}", self.conflicts.join("; "))?;
@@ -153,6 +159,8 @@ pub(crate) fn simplify_with(
                 kept: false,
                 conflicts: vec![],
                 time: start.elapsed(),
+                rules_time: Duration::ZERO,
+                extract_time: Duration::ZERO,
             },
         }
     };
@@ -171,6 +179,8 @@ pub(crate) fn simplify_with(
                 kept: false,
                 conflicts: vec![],
                 time: start.elapsed(),
+                rules_time: Duration::ZERO,
+                extract_time: Duration::ZERO,
             },
         };
     }
@@ -193,8 +203,10 @@ pub(crate) fn simplify_with(
     }
     let roots: Vec<egg::Id> = outputs.iter().map(|o| class_of[o]).collect();
 
+    let t_rules = Instant::now();
     let runner = Runner::<FdLang, ConstFold>::default()
         .with_egraph(egraph)
+        .with_scheduler(egg::SimpleScheduler)
         .with_node_limit(limits.node_limit)
         .with_iter_limit(limits.iter_limit)
         .with_time_limit(limits.time_limit)
@@ -207,6 +219,7 @@ pub(crate) fn simplify_with(
         Some(StopReason::Other(s)) => Stop::Other(s.clone()),
         None => Stop::Other("no stop reason".into()),
     };
+    let rules_time = t_rules.elapsed();
     let egraph = &runner.egraph;
     let conflicts: Vec<String> = egraph
         .analysis
@@ -223,16 +236,21 @@ pub(crate) fn simplify_with(
         log::error!("simplifier tripwire: different constants merged: {conflicts:?}");
         let mut out = unchanged(stop, cost_before, start);
         out.report.conflicts = conflicts;
+        out.report.rules_time = rules_time;
         return out;
     }
 
     // Candidates: greedy DAG extraction and egg's tree extraction; keep the cheapest,
     // and only if it does not cost more than the input.
+    let t_extract = Instant::now();
     let mut best: Option<(f64, Graph, Vec<NodeId>)> = None;
     let dag = extract::dag_choices(egraph);
     let tree = Extractor::new(egraph, extract::TreeCost(egraph));
+    if dag.is_none() {
+        log::debug!("simplify: DAG extraction over budget, tree extraction only");
+    }
     let candidates = [
-        extract::build(egraph, |c| dag.get(&c).cloned(), &roots),
+        dag.and_then(|dag| extract::build(egraph, |c| dag.get(&c).cloned(), &roots)),
         extract::build(egraph, |c| Some(tree.find_best_node(c).clone()), &roots),
     ];
     for (g, outs) in candidates.into_iter().flatten() {
@@ -257,6 +275,8 @@ pub(crate) fn simplify_with(
                 kept: true,
                 conflicts: vec![],
                 time: Duration::ZERO,
+                rules_time: Duration::ZERO,
+                extract_time: Duration::ZERO,
             },
         },
         _ => {
@@ -268,6 +288,8 @@ pub(crate) fn simplify_with(
         }
     };
     out.report.time = start.elapsed();
+    out.report.rules_time = rules_time;
+    out.report.extract_time = t_extract.elapsed();
     log::info!("simplify: {}", out.report);
     out
 }
