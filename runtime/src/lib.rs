@@ -1,12 +1,28 @@
 //! The fdc runtime: integrates a multibody model given only as element functions.
 //!
 //! Knows: the function table ([`table`]) of element types with their roles and
-//! sparsity, element instances with parameters and local-to-global index maps, sparse
-//! assembly, linear solvers, HHT (Arnold–Brüls and Negrut), Newton, initial
-//! conditions, step size control and outputs.
+//! sparsity, element instances with parameters and local-to-global index maps
+//! ([`model`]), scatter assembly into a fixed sparse pattern ([`assembly`]), linear
+//! solvers behind one trait ([`linear`]: sparse and dense LU from faer), HHT in the
+//! Arnold–Brüls and Negrut forms with Newton, initial conditions, step size control,
+//! real-time stepping and result channels ([`system`]).
 //!
 //! **Architecture invariant:** the runtime depends on no compiler crate and knows no
 //! physics. It never sees an expression; it calls function pointers of the fixed
 //! signature `(q, v, v̇, λ, p, c, Δ, t) -> out` and adds numbers at precomputed places.
+//! A time step allocates nothing: every work array is made by [`System::new`] and
+//! [`System::initialize`].
 
+pub mod assembly;
+pub mod error;
+pub mod linear;
+pub mod model;
+pub mod settings;
+pub mod system;
 pub mod table;
+
+pub use error::{RuntimeError, SimError, SimErrorKind};
+pub use linear::LinearSolverKind;
+pub use model::{ElementInstance, Model, RuntimeInput};
+pub use settings::{ErrorWeights, Form, Newton, Settings};
+pub use system::{MemorySink, ResultSink, RunStats, StepReport, System, TimingStats};

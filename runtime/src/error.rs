@@ -1,0 +1,105 @@
+//! Errors of model setup, initial conditions and integration. Each names the element
+//! instance (and its constraint row or dof) involved.
+
+use std::fmt;
+
+use crate::system::RunStats;
+
+/// Setup and initial-condition errors.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RuntimeError {
+    /// The function table was built for another ABI.
+    AbiVersion { found: u32, expected: u32 },
+    /// The model does not fit its function table (sizes, maps, missing roles).
+    BadModel(String),
+    /// Bad settings.
+    BadSettings(String),
+    /// Φ(q₀, 0) ≠ 0 in the named constraint row.
+    InconsistentConfiguration {
+        instance: String,
+        row: String,
+        residual: f64,
+    },
+    /// The velocity projection did not reach its tolerance.
+    VelocityProjection { residual: f64 },
+    /// The initial-condition matrix [M Bᵀ; B 0] is singular.
+    Singular { unknown: String },
+    /// A non-finite number at the initial conditions.
+    NotFinite { unknown: String },
+    /// `step` or `run` before `initialize`.
+    NotInitialized,
+}
+
+impl fmt::Display for RuntimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RuntimeError::AbiVersion { found, expected } => write!(
+                f,
+                "function table has ABI version {found}, the runtime needs {expected}; rebuild the model"
+            ),
+            RuntimeError::BadModel(m) => write!(f, "bad model: {m}"),
+            RuntimeError::BadSettings(m) => write!(f, "bad settings: {m}"),
+            RuntimeError::InconsistentConfiguration { instance, row, residual } => write!(
+                f,
+                "inconsistent initial configuration: constraint `{row}` of `{instance}` has residual {residual:.3e} (must be 0: fix the initial positions)"
+            ),
+            RuntimeError::VelocityProjection { residual } => write!(
+                f,
+                "initial velocities: projection onto the constraints left a residual of {residual:.3e}"
+            ),
+            RuntimeError::Singular { unknown } => write!(
+                f,
+                "initial conditions: the matrix [M B^T; B 0] is singular at {unknown} (redundant or conflicting constraints, or a dof without mass)"
+            ),
+            RuntimeError::NotFinite { unknown } => {
+                write!(f, "initial conditions: non-finite value at {unknown}")
+            }
+            RuntimeError::NotInitialized => write!(f, "the system is not initialized"),
+        }
+    }
+}
+
+impl std::error::Error for RuntimeError {}
+
+/// Why a run ended early.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SimErrorKind {
+    /// Rejected steps (Newton divergence or error estimate) drove the step below h_min.
+    StepBelowMinimum { h: f64, h_min: f64, cause: String },
+    /// The iteration matrix is singular at the named unknown.
+    Singular { unknown: String },
+    /// A residual or a correction is NaN or infinite at the named unknown.
+    NotFinite { unknown: String },
+    /// Setup or settings error found when the run started.
+    Setup(RuntimeError),
+}
+
+/// An integration error, with the time and the statistics of what ran.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimError {
+    pub t: f64,
+    pub kind: SimErrorKind,
+    pub stats: Box<RunStats>,
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at t = {}: ", self.t)?;
+        match &self.kind {
+            SimErrorKind::StepBelowMinimum { h, h_min, cause } => write!(
+                f,
+                "step size {h:.3e} below the minimum {h_min:.3e} ({cause})"
+            ),
+            SimErrorKind::Singular { unknown } => write!(
+                f,
+                "singular iteration matrix at {unknown} (redundant or conflicting constraints)"
+            ),
+            SimErrorKind::NotFinite { unknown } => {
+                write!(f, "non-finite value (NaN or infinity) at {unknown}")
+            }
+            SimErrorKind::Setup(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}

@@ -1,0 +1,485 @@
+//! Linear solvers for the assembled matrices, behind one trait.
+//!
+//! The matrix arrives in compressed sparse column form with a pattern that is fixed
+//! for the solver's life (see [`crate::assembly::Pattern`]). Both solvers allocate
+//! everything in `new`; `factorize` and `solve` allocate nothing on success.
+
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::lu::partial_pivoting;
+use faer::perm::PermRef;
+use faer::sparse::linalg::lu::simplicial::{self, SimplicialLu};
+use faer::sparse::linalg::lu::{factorize_symbolic_lu, LuSymbolicParams, SymbolicLu};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::{Mat, MatMut, Par};
+
+use crate::assembly::Pattern;
+
+/// Which solver a [`crate::System`] uses for the iteration and initial-condition matrices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LinearSolverKind {
+    /// Sparse LU (faer, simplicial left-looking with partial pivoting and a COLAMD
+    /// column order computed once).
+    #[default]
+    Sparse,
+    /// Dense LU with partial pivoting (faer); for small systems.
+    Dense,
+}
+
+/// The factorization failed: the matrix is singular (or not finite) in the column
+/// `index` of the unknowns (global numbering, so the caller can name the element).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Singular {
+    pub index: usize,
+}
+
+/// A factorization of matrices of one fixed pattern.
+pub trait LinearSolver: Send {
+    /// Factorizes the matrix with the pattern given at construction and these values.
+    fn factorize(&mut self, values: &[f64]) -> Result<(), Singular>;
+    /// Overwrites `rhs` with the solution of `A x = rhs` for the last factorization.
+    fn solve(&mut self, rhs: &mut [f64]);
+    /// Number of full factorizations (new pivot order) so far.
+    fn full_factorizations(&self) -> usize;
+    /// Keep the pivot order of the last full factorization unless a pivot is zero
+    /// (real time: every factorization does the same work). Default: no-op.
+    fn set_keep_pivots(&mut self, _keep: bool) {}
+}
+
+/// Creates the solver of the given kind for a pattern.
+pub fn make_solver(kind: LinearSolverKind, pattern: &Pattern) -> Box<dyn LinearSolver> {
+    match kind {
+        LinearSolverKind::Sparse => match SparseLu::new(pattern) {
+            Some(s) => Box::new(s),
+            // The symbolic analysis only fails for degenerate patterns; the dense
+            // solver then reports the singular column by itself.
+            None => Box::new(DenseLu::new(pattern)),
+        },
+        LinearSolverKind::Dense => Box::new(DenseLu::new(pattern)),
+    }
+}
+
+/// Relative pivot size below which a matrix counts as singular.
+const PIVOT_TOL: f64 = 1e-13;
+
+/// Finds the column where the matrix loses rank, by a dense LU with partial pivoting:
+/// the first column whose pivot vanishes depends on the columns before it (error path
+/// only: it allocates).
+fn diagnose_singular(pattern: &Pattern, values: &[f64]) -> Singular {
+    let mut lu = DenseLu::new(pattern);
+    match lu.factorize(values) {
+        Err(s) => s,
+        // The sparse factorization failed where the dense one does not: name the
+        // smallest pivot.
+        Ok(()) => {
+            let n = pattern.n;
+            let index = (0..n)
+                .min_by(|&i, &j| lu.a[(i, i)].abs().total_cmp(&lu.a[(j, j)].abs()))
+                .unwrap_or(0);
+            Singular { index }
+        }
+    }
+}
+
+/// Threshold of the kept pivot order: a refactorization is accepted while every pivot
+/// is at least this fraction of the largest entry below it in its column.
+const REFACTOR_TAU: f64 = 1e-3;
+
+/// Sparse LU in two parts.
+///
+/// - Full factorization (new row pivots): faer's simplicial left-looking LU with
+///   partial pivoting, in the COLAMD column order computed once from the pattern.
+///   Its L and U patterns are copied into the arrays below.
+/// - Refactorization (kept pivots, the common case): the same left-looking
+///   elimination with the row and column orders and the L/U patterns of the last full
+///   factorization, numbers only. It allocates nothing and executes the same
+///   instructions every time. It falls back to a full factorization when a pivot
+///   drops below [`REFACTOR_TAU`] of its column (pivot growth), or, with
+///   [`LinearSolver::set_keep_pivots`], only when a pivot is zero or not finite.
+pub struct SparseLu {
+    pattern: Pattern,
+    faer_lu: SimplicialLu<usize, f64>,
+    row_perm: Vec<usize>,
+    /// Original row → elimination step.
+    pinv: Vec<usize>,
+    /// Elimination step → original column.
+    q: Vec<usize>,
+    q_inv: Vec<usize>,
+    mem: MemBuffer,
+    /// Strictly lower part of L (unit diagonal implied), column by column.
+    l_ptr: Vec<usize>,
+    l_row: Vec<usize>,
+    l_val: Vec<f64>,
+    /// Strictly upper part of U, rows ascending within a column; the pivots apart.
+    u_ptr: Vec<usize>,
+    u_row: Vec<usize>,
+    u_val: Vec<f64>,
+    diag: Vec<f64>,
+    x: Vec<f64>,
+    have_factors: bool,
+    keep: bool,
+    full: usize,
+}
+
+impl SparseLu {
+    pub fn new(pattern: &Pattern) -> Option<SparseLu> {
+        let n = pattern.n;
+        let sym =
+            SymbolicSparseColMatRef::new_checked(n, n, &pattern.col_ptr, None, &pattern.row_idx);
+        let symbolic: SymbolicLu<usize> =
+            factorize_symbolic_lu(sym, LuSymbolicParams::default()).ok()?;
+        let (fwd, inv) = symbolic.col_perm().arrays();
+        let req = simplicial::factorize_simplicial_numeric_lu_scratch::<usize, f64>(n, n);
+        Some(SparseLu {
+            pattern: pattern.clone(),
+            faer_lu: SimplicialLu::new(),
+            row_perm: vec![0; n],
+            pinv: vec![0; n],
+            q: fwd.to_vec(),
+            q_inv: inv.to_vec(),
+            mem: MemBuffer::new(req),
+            l_ptr: vec![0; n + 1],
+            l_row: Vec::new(),
+            l_val: Vec::new(),
+            u_ptr: vec![0; n + 1],
+            u_row: Vec::new(),
+            u_val: Vec::new(),
+            diag: vec![0.0; n],
+            x: vec![0.0; n],
+            have_factors: false,
+            keep: false,
+            full: 0,
+        })
+    }
+
+    /// New pivots by faer; copies the L and U patterns. False if faer fails.
+    fn full_factorization(&mut self, values: &[f64]) -> bool {
+        let n = self.pattern.n;
+        self.full += 1;
+        self.have_factors = false;
+        let sym = SymbolicSparseColMatRef::new_checked(
+            n,
+            n,
+            &self.pattern.col_ptr,
+            None,
+            &self.pattern.row_idx,
+        );
+        let a = SparseColMatRef::new(sym, values);
+        let col_perm = PermRef::new_checked(&self.q, &self.q_inv, n);
+        let (rp, rpi, lu, mem) = (
+            &mut self.row_perm,
+            &mut self.pinv,
+            &mut self.faer_lu,
+            &mut self.mem,
+        );
+        // faer panics on an exactly zero pivot column instead of returning an error;
+        // a singular matrix must end the run with a message, so the panic is caught.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            simplicial::factorize_simplicial_numeric_lu(
+                rp,
+                rpi,
+                lu,
+                a,
+                col_perm,
+                MemStack::new(mem),
+            )
+        }));
+        if !matches!(result, Ok(Ok(()))) {
+            return false;
+        }
+        // faer numbers the rows of L and U by elimination step; the first entry of an
+        // L column is its unit diagonal, the last entry of a U column its pivot.
+        let l = self.faer_lu.l_factor_unsorted();
+        let u = self.faer_lu.u_factor_unsorted();
+        self.l_row.clear();
+        self.u_row.clear();
+        for j in 0..n {
+            self.l_row
+                .extend(l.row_idx_of_col_raw(j).iter().copied().filter(|&r| r > j));
+            self.l_ptr[j + 1] = self.l_row.len();
+            let start = self.u_row.len();
+            self.u_row
+                .extend(u.row_idx_of_col_raw(j).iter().copied().filter(|&r| r < j));
+            self.u_row[start..].sort_unstable();
+            self.u_ptr[j + 1] = self.u_row.len();
+        }
+        self.l_val.clear();
+        self.l_val.resize(self.l_row.len(), 0.0);
+        self.u_val.clear();
+        self.u_val.resize(self.u_row.len(), 0.0);
+        self.have_factors = true;
+        true
+    }
+
+    /// Left-looking elimination with the kept orders and patterns. Returns false if
+    /// a pivot is unacceptable (`tau` relative to its column; 0 accepts any nonzero).
+    fn refactor(&mut self, values: &[f64], tau: f64) -> bool {
+        let n = self.pattern.n;
+        let x = &mut self.x;
+        let mut ok = true;
+        for j in 0..n {
+            let c = self.q[j];
+            for k in self.pattern.col_ptr[c]..self.pattern.col_ptr[c + 1] {
+                x[self.pinv[self.pattern.row_idx[k]]] = values[k];
+            }
+            for p in self.u_ptr[j]..self.u_ptr[j + 1] {
+                let k = self.u_row[p];
+                let ukj = x[k];
+                x[k] = 0.0;
+                self.u_val[p] = ukj;
+                if ukj != 0.0 {
+                    for m in self.l_ptr[k]..self.l_ptr[k + 1] {
+                        x[self.l_row[m]] -= self.l_val[m] * ukj;
+                    }
+                }
+            }
+            let pivot = x[j];
+            x[j] = 0.0;
+            let mut col_max = 0.0f64;
+            for m in self.l_ptr[j]..self.l_ptr[j + 1] {
+                col_max = col_max.max(x[self.l_row[m]].abs());
+            }
+            if !pivot.is_finite() || pivot == 0.0 || pivot.abs() < tau * col_max {
+                ok = false;
+            }
+            self.diag[j] = pivot;
+            let inv = 1.0 / pivot;
+            for m in self.l_ptr[j]..self.l_ptr[j + 1] {
+                let r = self.l_row[m];
+                self.l_val[m] = x[r] * inv;
+                x[r] = 0.0;
+            }
+        }
+        ok
+    }
+}
+
+impl LinearSolver for SparseLu {
+    fn factorize(&mut self, values: &[f64]) -> Result<(), Singular> {
+        let tau = if self.keep { 0.0 } else { REFACTOR_TAU };
+        let kept = self.have_factors && self.refactor(values, tau);
+        if !kept && (!self.full_factorization(values) || !self.refactor(values, 0.0)) {
+            self.have_factors = false;
+            return Err(diagnose_singular(&self.pattern, values));
+        }
+        let max = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        if self
+            .diag
+            .iter()
+            .any(|d| !d.is_finite() || d.abs() <= PIVOT_TOL * max.max(f64::MIN_POSITIVE))
+        {
+            return Err(diagnose_singular(&self.pattern, values));
+        }
+        Ok(())
+    }
+
+    fn solve(&mut self, rhs: &mut [f64]) {
+        let n = self.pattern.n;
+        let y = &mut self.x;
+        for i in 0..n {
+            y[self.pinv[i]] = rhs[i];
+        }
+        for j in 0..n {
+            let yj = y[j];
+            if yj != 0.0 {
+                for m in self.l_ptr[j]..self.l_ptr[j + 1] {
+                    y[self.l_row[m]] -= self.l_val[m] * yj;
+                }
+            }
+        }
+        for j in (0..n).rev() {
+            let yj = y[j] / self.diag[j];
+            y[j] = yj;
+            if yj != 0.0 {
+                for p in self.u_ptr[j]..self.u_ptr[j + 1] {
+                    y[self.u_row[p]] -= self.u_val[p] * yj;
+                }
+            }
+        }
+        for j in 0..n {
+            rhs[self.q[j]] = y[j];
+            y[j] = 0.0;
+        }
+    }
+
+    fn full_factorizations(&self) -> usize {
+        self.full
+    }
+
+    fn set_keep_pivots(&mut self, keep: bool) {
+        self.keep = keep;
+    }
+}
+
+/// Dense LU with partial pivoting (faer), for small systems and as a reference.
+pub struct DenseLu {
+    pattern: Pattern,
+    a: Mat<f64>,
+    perm: Vec<usize>,
+    perm_inv: Vec<usize>,
+    mem: MemBuffer,
+    full: usize,
+}
+
+impl DenseLu {
+    pub fn new(pattern: &Pattern) -> DenseLu {
+        let n = pattern.n;
+        let req = StackReq::any_of(&[
+            partial_pivoting::factor::lu_in_place_scratch::<usize, f64>(
+                n,
+                n,
+                Par::Seq,
+                Default::default(),
+            ),
+            partial_pivoting::solve::solve_in_place_scratch::<usize, f64>(n, 1, Par::Seq),
+        ]);
+        DenseLu {
+            pattern: pattern.clone(),
+            a: Mat::zeros(n, n),
+            perm: vec![0; n],
+            perm_inv: vec![0; n],
+            mem: MemBuffer::new(req),
+            full: 0,
+        }
+    }
+}
+
+impl LinearSolver for DenseLu {
+    fn factorize(&mut self, values: &[f64]) -> Result<(), Singular> {
+        let n = self.pattern.n;
+        self.a.fill(0.0);
+        let mut max = 0.0f64;
+        for j in 0..n {
+            let (a, b) = (self.pattern.col_ptr[j], self.pattern.col_ptr[j + 1]);
+            for (&r, &val) in self.pattern.row_idx[a..b].iter().zip(&values[a..b]) {
+                self.a[(r, j)] = val;
+                max = max.max(val.abs());
+            }
+        }
+        partial_pivoting::factor::lu_in_place(
+            self.a.as_mut(),
+            &mut self.perm,
+            &mut self.perm_inv,
+            Par::Seq,
+            MemStack::new(&mut self.mem),
+            Default::default(),
+        );
+        self.full += 1;
+        // A pivot that is round-off relative to the largest entry of the matrix means
+        // the column depends on the ones before it.
+        for i in 0..n {
+            let d = self.a[(i, i)];
+            if !d.is_finite() || d.abs() <= PIVOT_TOL * max.max(f64::MIN_POSITIVE) {
+                return Err(Singular { index: i });
+            }
+        }
+        Ok(())
+    }
+
+    fn solve(&mut self, rhs: &mut [f64]) {
+        let n = self.pattern.n;
+        let rhs = MatMut::from_column_major_slice_mut(rhs, n, 1);
+        let lu = self.a.as_ref();
+        let perm = PermRef::new_checked(&self.perm, &self.perm_inv, n);
+        partial_pivoting::solve::solve_in_place(
+            lu,
+            lu,
+            perm,
+            rhs,
+            Par::Seq,
+            MemStack::new(&mut self.mem),
+        );
+    }
+
+    fn full_factorizations(&self) -> usize {
+        self.full
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic pseudo-random sequence in [-1, 1).
+    fn lcg(seed: &mut u64) -> f64 {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+
+    fn residual(p: &Pattern, values: &[f64], x: &[f64], b: &[f64]) -> f64 {
+        let mut y = vec![0.0; p.n];
+        p.mul(values, x, &mut y);
+        y.iter()
+            .zip(b)
+            .map(|(y, b)| (y - b).abs())
+            .fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn sparse_and_dense_solve_random_systems_with_kept_and_new_pivots() {
+        let n = 40;
+        let mut seed = 7;
+        let mut entries = vec![];
+        for j in 0..n {
+            for _ in 0..3 {
+                let i = ((lcg(&mut seed) + 1.0) * 0.5 * n as f64) as usize % n;
+                entries.push((i, j));
+            }
+        }
+        let (p, _) = Pattern::build(n, &entries);
+        let mut sparse = SparseLu::new(&p).unwrap();
+        let mut dense = DenseLu::new(&p);
+        for round in 0..5 {
+            // Small changes keep the pivot order; round 3 changes everything.
+            let values: Vec<f64> = (0..p.nnz())
+                .map(|k| {
+                    let (j, i) = (p.col_ptr.partition_point(|&c| c <= k) - 1, p.row_idx[k]);
+                    let base = if i == j {
+                        4.0
+                    } else {
+                        ((i * 31 + j * 17) % 7) as f64 - 3.0
+                    };
+                    if round == 3 {
+                        lcg(&mut seed) * 5.0
+                    } else {
+                        base + 0.01 * round as f64 * lcg(&mut seed)
+                    }
+                })
+                .collect();
+            let b: Vec<f64> = (0..n).map(|_| lcg(&mut seed)).collect();
+            sparse.factorize(&values).unwrap();
+            dense.factorize(&values).unwrap();
+            let (mut xs, mut xd) = (b.clone(), b.clone());
+            sparse.solve(&mut xs);
+            dense.solve(&mut xd);
+            assert!(residual(&p, &values, &xs, &b) < 1e-10, "round {round}");
+            assert!(residual(&p, &values, &xd, &b) < 1e-10, "round {round}");
+            for (a, d) in xs.iter().zip(&xd) {
+                assert!((a - d).abs() < 1e-8 * (1.0 + d.abs()));
+            }
+        }
+        // Rounds 1, 2 and 4 could keep the order of the factorization before them.
+        assert!(
+            sparse.full_factorizations() < 5,
+            "{}",
+            sparse.full_factorizations()
+        );
+    }
+
+    #[test]
+    fn singular_matrices_name_the_dependent_column() {
+        // Columns 0 and 2 are equal.
+        let entries = [(0, 0), (1, 0), (1, 1), (2, 1), (0, 2), (1, 2), (2, 2)];
+        let (p, map) = Pattern::build(3, &entries);
+        let vals = [1.0, 2.0, 1.0, 1.0, 1.0, 2.0, 0.0];
+        let mut values = vec![0.0; p.nnz()];
+        for (k, &m) in map.iter().enumerate() {
+            values[m] += vals[k];
+        }
+        let mut dense = DenseLu::new(&p);
+        assert_eq!(dense.factorize(&values), Err(Singular { index: 2 }));
+        let mut sparse = SparseLu::new(&p).unwrap();
+        assert!(sparse.factorize(&values).is_err());
+    }
+}

@@ -1,0 +1,148 @@
+//! Integrator settings.
+
+pub use crate::linear::LinearSolverKind;
+
+/// The HHT form (theory §7.2, §7.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Form {
+    /// Equations at t_{n+1}, Newmark on a pseudo-acceleration, configuration update
+    /// through the element `Update` role (q ∘ exp(Δ)). Coefficients (0, (1+α)β, (1+α)γ, h).
+    #[default]
+    ArnoldBruls,
+    /// Legacy form: r_dyn − α/(1+α) f_n, Newmark on the accelerations. Coefficients
+    /// (α, β, γ, h). The configuration still goes through `Update` with the Newmark
+    /// increment, which for vector-space elements is q_pred + βh² v̇.
+    Negrut,
+}
+
+/// Newton stopping rule (theory §7.5).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Newton {
+    /// γ′h‖Δv̇‖∞ ≤ tol (1 + ‖v‖∞).
+    Velocity { tol: f64 },
+    /// Negrut et al. 2007 Eq. 40 with the rejection rule; its ε is the error
+    /// tolerance of `adaptive` (or [`LEGACY_DEFAULT_EPS`] without it).
+    Legacy,
+    /// Exactly N corrections (real time).
+    Fixed(usize),
+}
+
+impl Default for Newton {
+    fn default() -> Self {
+        Newton::Velocity { tol: 1e-10 }
+    }
+}
+
+/// ε of the legacy Newton criterion when the run has no error tolerance.
+pub const LEGACY_DEFAULT_EPS: f64 = 1e-6;
+
+/// Weights of the local error estimate (theory §8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ErrorWeights {
+    /// w_i = 1 + max(s_n,i, s_n+1,i) with the element scales.
+    #[default]
+    Mixed,
+    /// w_i = max(1, largest s_i so far).
+    Legacy,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// End time (the run starts at t = 0).
+    pub end: f64,
+    /// Step size (the initial one when adaptive).
+    pub step: f64,
+    /// Interval of result rows; 0 writes a row after every accepted step.
+    pub output_every: f64,
+    /// HHT α in [−1/3, 0].
+    pub alpha: f64,
+    pub form: Form,
+    pub newton: Newton,
+    /// Error tolerance ε of the step size control; `None` runs with the fixed step.
+    pub adaptive: Option<f64>,
+    /// A step below this ends the run with an error.
+    pub step_min: f64,
+    pub step_max: f64,
+    pub linear: LinearSolverKind,
+    pub weights: ErrorWeights,
+    /// Newton iterations before a step is rejected (velocity and legacy criteria).
+    pub max_newton_iterations: usize,
+    /// Record the wall-clock time of every step (statistics in [`crate::RunStats`]).
+    pub timing: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            end: 1.0,
+            step: 1e-3,
+            output_every: 1e-2,
+            alpha: -0.1,
+            form: Form::default(),
+            newton: Newton::default(),
+            adaptive: None,
+            step_min: 1e-12,
+            step_max: f64::INFINITY,
+            linear: LinearSolverKind::default(),
+            weights: ErrorWeights::default(),
+            max_newton_iterations: 10,
+            timing: false,
+        }
+    }
+}
+
+impl Settings {
+    /// Checks the numbers; a bad setting is an error, never a panic later.
+    pub fn validate(&self) -> Result<(), String> {
+        let pos = |x: f64| x.is_finite() && x > 0.0;
+        if !(self.end.is_finite() && self.end >= 0.0) {
+            return Err(format!(
+                "end time {} must be finite and not negative",
+                self.end
+            ));
+        }
+        if !pos(self.step) {
+            return Err(format!("step {} must be positive", self.step));
+        }
+        if !(self.output_every.is_finite() && self.output_every >= 0.0) {
+            return Err(format!(
+                "output interval {} must be finite and not negative",
+                self.output_every
+            ));
+        }
+        if !(-1.0 / 3.0 - 1e-12..=0.0).contains(&self.alpha) {
+            return Err(format!("HHT alpha {} must lie in [-1/3, 0]", self.alpha));
+        }
+        if let Some(tol) = self.adaptive {
+            if !pos(tol) {
+                return Err(format!("error tolerance {tol} must be positive"));
+            }
+        }
+        if !(self.step_min >= 0.0 && self.step_min <= self.step) {
+            return Err(format!(
+                "minimum step {} must lie in [0, step]",
+                self.step_min
+            ));
+        }
+        if self.step_max.is_nan() || self.step_max <= 0.0 {
+            return Err(format!("maximum step {} must be positive", self.step_max));
+        }
+        match self.newton {
+            Newton::Velocity { tol } if !pos(tol) => {
+                return Err(format!("Newton tolerance {tol} must be positive"))
+            }
+            Newton::Fixed(0) => return Err("fixed Newton needs at least one correction".into()),
+            _ => {}
+        }
+        if self.max_newton_iterations == 0 {
+            return Err("max_newton_iterations must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// HHT β and γ for α.
+    pub fn beta_gamma(&self) -> (f64, f64) {
+        let a = self.alpha;
+        (0.25 * (1.0 - a) * (1.0 - a), 0.5 - a)
+    }
+}
