@@ -77,10 +77,21 @@ fn check_iter(
     base: &State,
     x: &[f64],
 ) {
+    check_iter_eps(g, ef, role, res_ef, base, x, 1e-5)
+}
+
+fn check_iter_eps(
+    g: &Graph,
+    ef: &ElementFunctions,
+    role: Role,
+    res_ef: &ElementFunctions,
+    base: &State,
+    x: &[f64],
+    eps: f64,
+) {
     let n = ef.nv + ef.nl;
     let s = discrete_state(base, ef.nv, x);
     let j = blocks(ef, role, &eval(g, ef, role, &s)).remove(0);
-    let eps = 1e-5;
     let mut fd = vec![0.0; n * n];
     for col in 0..n {
         let mut xp = x.to_vec();
@@ -564,4 +575,37 @@ fn bad_input_is_an_error_not_a_panic() {
     let s = eb.graph().sym(1000);
     eb.output("s", s);
     assert!(eb.finish().unwrap_err().message.contains("symbol"));
+}
+
+/// The iteration matrix at increments whose rotation is below the Taylor threshold of
+/// the tangent operator (the usual case at small steps).
+#[test]
+fn iteration_matrix_with_small_increments() {
+    let mut g = Graph::new();
+    let efs = [revolute(&mut g), spring_damper(&mut g, false)];
+    let mut r = rng(16);
+    for ef in &efs {
+        let p: Vec<f64> = if ef.name == "revolute" {
+            uniform(&mut r, ef.np, -0.5, 0.5)
+        } else {
+            spring_params(&mut r)
+        };
+        let mut s = random_state(&mut r, ef, p);
+        // Δ = Δ_pred + β′h² v̇ stays below 1e-4 in rotation within the differences.
+        s.c = vec![-0.1, 0.3, 0.6, 1e-2];
+        s.delta = uniform(&mut r, ef.nv, -1e-7, 1e-7);
+        // Φ(q_n) = 0, so Φ/(β′h²) stays small and the differences keep their digits.
+        let c_at: Vec<usize> = (ef.np - ef.nl..ef.np).collect();
+        consistent(&g, ef, &mut s, &c_at);
+        let x: Vec<f64> = uniform(&mut r, ef.nv + ef.nl, -1.0, 1.0);
+        // A larger difference step: x moves q only by β′h² = 3e-5 per unit.
+        check_iter_eps(&g, ef, Role::Iter, ef, &s, &x, 1e-3);
+        let sx = discrete_state(&s, ef.nv, &x);
+        let phi = sx
+            .delta
+            .chunks(6)
+            .map(|d| d[3..].iter().map(|x| x * x).sum::<f64>().sqrt())
+            .fold(0.0, f64::max);
+        assert!(phi < 1e-4, "the test must exercise the Taylor branch");
+    }
 }
