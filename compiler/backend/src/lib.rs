@@ -1,6 +1,374 @@
 //! LLVM code generation (inkwell) and JIT for IR functions, with an on-disk object
 //! cache keyed by the hash of the IR.
 //!
+//! Knows: the IR (`fdc-ir`: [`Graph`], [`Func`]), LLVM 14 through inkwell and the ORC
+//! C API, and the native signature [`ElementFn`] of the runtime's function table.
+//! [`compile`] turns a list of IR functions into callable native functions, one LLVM
+//! module per call: IR → LLVM IR ([`codegen`]) → `default<O2>` pipeline → object file
+//! (target machine for the host CPU) → ORC LLJIT. A cache hit loads the stored object
+//! file and skips everything before the JIT.
+//!
+//! Must not know: physics, roles, the fd language, or how the runtime uses the
+//! functions (it does not build the `FunctionTable`: its caller adds block layouts).
+//!
 //! **Architecture invariant:** depends on `fdc-ir` (input) and `fdc-runtime` (only for
-//! the function table type it fills). Generated functions are straight-line code:
-//! no allocation, no branches except selects.
+//! the function type it produces). Generated functions are straight-line code: no
+//! allocation, no branches except selects. Version-specific LLVM calls live in
+//! [`llvm14`] only.
+
+mod cache;
+pub mod codegen;
+mod jit;
+pub mod llvm14;
+
+use fdc_ir::{Func, Graph};
+use fdc_runtime::table::ElementFn;
+use inkwell::context::Context;
+use inkwell::targets::{
+    CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine,
+};
+use inkwell::OptimizationLevel;
+use std::any::Any;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+/// Enters the cache key: bump the suffix whenever the generated code changes for the
+/// same IR (new lowering of an op, other code model, ...).
+pub const BACKEND_VERSION: &str = concat!("fdc-backend ", env!("CARGO_PKG_VERSION"), " codegen 1");
+
+/// Where compiled objects are cached.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum CacheMode {
+    /// `$XDG_CACHE_HOME/fdc`, else `~/.cache/fdc` (no cache if neither is known).
+    #[default]
+    Default,
+    /// This directory (created if missing).
+    Dir(PathBuf),
+    /// Always compile, never read or write a cache.
+    Off,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// 0..=3: the LLVM pipeline `default<O{n}>` and the code generator level.
+    pub opt_level: u8,
+    pub cache: CacheMode,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            opt_level: 2,
+            cache: CacheMode::Default,
+        }
+    }
+}
+
+/// Wall-clock milliseconds of each phase of one [`compile`]. On a cache hit `emit`,
+/// `optimize` and `codegen` are zero. The "JIT/link" phase is
+/// `codegen + link`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Timings {
+    /// Checking the IR and building LLVM IR (with the verifier in debug builds).
+    pub emit: f64,
+    /// The LLVM optimization pipeline.
+    pub optimize: f64,
+    /// Machine code generation into an object file.
+    pub codegen: f64,
+    /// Loading the object into the JIT and resolving the function addresses.
+    pub link: f64,
+    /// Hashing the IR, reading and writing the cache entry.
+    pub cache: f64,
+    /// The whole call.
+    pub total: f64,
+}
+
+impl Timings {
+    /// Machine code generation plus linking: the "JIT/link" phase.
+    pub fn jit_link(&self) -> f64 {
+        self.codegen + self.link
+    }
+}
+
+/// Native functions, in the order of the `funcs` given to [`compile`].
+pub struct Compiled {
+    /// `functions[k]` computes `funcs[k]`: output j is written to `out[j]`.
+    pub functions: Vec<ElementFn>,
+    /// Keeps the machine code alive: keep a clone as long as any pointer of
+    /// `functions` may be called.
+    pub owner: Arc<dyn Any + Send + Sync>,
+    pub timings: Timings,
+    /// True when the object came from the cache (no LLVM codegen ran).
+    pub cache_hit: bool,
+    /// The cache entry read or written, if the cache is on.
+    pub cache_entry: Option<PathBuf>,
+    /// A cache problem that did not stop compilation (invalid entry rebuilt, entry not
+    /// writable, no cache directory known), for the caller to show.
+    pub cache_warning: Option<String>,
+}
+
+impl fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Compiled")
+            .field("functions", &self.functions.len())
+            .field("timings", &self.timings)
+            .field("cache_hit", &self.cache_hit)
+            .field("cache_entry", &self.cache_entry)
+            .field("cache_warning", &self.cache_warning)
+            .finish()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BackendError {
+    /// The IR cannot be compiled (symbol, input outside the declared sizes, ...).
+    InvalidIr {
+        func: String,
+        msg: String,
+    },
+    InvalidOptions(String),
+    /// LLVM refused something (target, verifier, pass pipeline, code generation).
+    Llvm(String),
+    /// The JIT could not load or link the object code.
+    Jit(String),
+}
+
+impl fmt::Display for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BackendError::InvalidIr { func, msg } => write!(f, "function {func}: {msg}"),
+            BackendError::InvalidOptions(m) => write!(f, "invalid backend options: {m}"),
+            BackendError::Llvm(m) => write!(f, "LLVM: {m}"),
+            BackendError::Jit(m) => write!(f, "JIT: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for BackendError {}
+
+/// The linked LLVM's version, e.g. `14.0.6`.
+pub fn llvm_version() -> String {
+    llvm14::version().to_string()
+}
+
+fn init_native() -> Result<(), BackendError> {
+    static INIT: OnceLock<Result<(), String>> = OnceLock::new();
+    INIT.get_or_init(|| Target::initialize_native(&InitializationConfig::default()))
+        .clone()
+        .map_err(|e| BackendError::Llvm(format!("cannot initialize the native target: {e}")))
+}
+
+/// The CPU model code is scheduled for. All instruction set extensions of the host
+/// are enabled through the feature string, but a generic scheduling model is used:
+/// the detailed models of recent cores (e.g. `znver3`) make the machine scheduler of
+/// LLVM 14 about four times slower on large straight-line functions, for no
+/// measurable gain on out-of-order cores (docs/performance.md).
+fn codegen_cpu(triple: &str) -> String {
+    if triple.starts_with("x86_64") {
+        "x86-64".to_string()
+    } else {
+        TargetMachine::get_host_cpu_name().to_string()
+    }
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// Compiles `funcs` (all nodes of `graph`) to native code, or loads them from the cache.
+pub fn compile(graph: &Graph, funcs: &[Func], opts: &Options) -> Result<Compiled, BackendError> {
+    let start = Instant::now();
+    if opts.opt_level > 3 {
+        return Err(BackendError::InvalidOptions(format!(
+            "optimization level {} (must be 0 to 3)",
+            opts.opt_level
+        )));
+    }
+    let mut timings = Timings::default();
+    let t = Instant::now();
+    let plans = funcs
+        .iter()
+        .map(|f| codegen::plan(graph, f))
+        .collect::<Result<Vec<_>, _>>()?;
+    timings.emit += ms(t);
+
+    init_native()?;
+    let triple = TargetMachine::get_default_triple();
+    let triple_str = triple.as_str().to_string_lossy().into_owned();
+    let cpu = codegen_cpu(&triple_str);
+    let features = TargetMachine::get_host_cpu_features().to_string();
+
+    let mut warning = None;
+    let dir = match &opts.cache {
+        CacheMode::Off => None,
+        CacheMode::Dir(d) => Some(d.clone()),
+        CacheMode::Default => {
+            let d = cache::default_dir();
+            if d.is_none() {
+                warning = Some("no cache directory: neither XDG_CACHE_HOME nor HOME is set".into());
+            }
+            d
+        }
+    };
+
+    let t = Instant::now();
+    let key = dir.as_ref().map(|_| {
+        let target = cache::Target {
+            backend: BACKEND_VERSION,
+            llvm: llvm14::version(),
+            triple: &triple_str,
+            cpu: &cpu,
+            features: &features,
+            opt_level: opts.opt_level,
+        };
+        cache::key(&target, graph, funcs, &plans)
+    });
+    let entry = dir
+        .as_ref()
+        .zip(key.as_ref())
+        .map(|(d, k)| cache::entry_path(d, k));
+    if let (Some(d), Some(k)) = (&dir, &key) {
+        match cache::read(d, k) {
+            cache::Lookup::Hit(object) => {
+                timings.cache += ms(t);
+                let t = Instant::now();
+                match load(&object, funcs.len()) {
+                    Ok((owner, functions)) => {
+                        timings.link += ms(t);
+                        timings.total = ms(start);
+                        return Ok(Compiled {
+                            functions,
+                            owner,
+                            timings,
+                            cache_hit: true,
+                            cache_entry: entry,
+                            cache_warning: warning,
+                        });
+                    }
+                    Err(e) => {
+                        warning = Some(format!("cache entry could not be loaded ({e}); rebuilt"))
+                    }
+                }
+            }
+            cache::Lookup::Invalid(why) => {
+                warning = Some(format!("invalid cache entry {why}; rebuilt"));
+                timings.cache += ms(t);
+            }
+            cache::Lookup::Absent => timings.cache += ms(t),
+        }
+    }
+
+    let object = build_object(
+        graph,
+        funcs,
+        &plans,
+        opts.opt_level,
+        &triple,
+        &cpu,
+        &features,
+        &mut timings,
+    )?;
+    let t = Instant::now();
+    let (owner, functions) = load(&object, funcs.len())?;
+    timings.link += ms(t);
+    if let (Some(d), Some(k)) = (&dir, &key) {
+        let t = Instant::now();
+        if let Err(e) = cache::write(d, k, &object) {
+            warning = Some(e);
+        }
+        timings.cache += ms(t);
+    }
+    timings.total = ms(start);
+    Ok(Compiled {
+        functions,
+        owner,
+        timings,
+        cache_hit: false,
+        cache_entry: entry,
+        cache_warning: warning,
+    })
+}
+
+/// LLVM IR → optimized module → relocatable object file for the host CPU.
+#[allow(clippy::too_many_arguments)]
+fn build_object(
+    graph: &Graph,
+    funcs: &[Func],
+    plans: &[Vec<fdc_ir::Id>],
+    opt_level: u8,
+    triple: &inkwell::targets::TargetTriple,
+    cpu: &str,
+    features: &str,
+    timings: &mut Timings,
+) -> Result<Vec<u8>, BackendError> {
+    let llvm = |e: String| BackendError::Llvm(e);
+    let t = Instant::now();
+    let ctx = Context::create();
+    let module = codegen::emit(&ctx, graph, funcs, plans)?;
+    timings.emit += ms(t);
+
+    let level = match opt_level {
+        0 => OptimizationLevel::None,
+        1 => OptimizationLevel::Less,
+        2 => OptimizationLevel::Default,
+        _ => OptimizationLevel::Aggressive,
+    };
+    let target = Target::from_triple(triple).map_err(|e| llvm(e.to_string()))?;
+    // Large code model with absolute addresses: the JIT may place code and constants
+    // anywhere in the address space, so no reference may assume ±2 GiB distance.
+    let tm = target
+        .create_target_machine(
+            triple,
+            cpu,
+            features,
+            level,
+            RelocMode::Static,
+            CodeModel::Large,
+        )
+        .ok_or_else(|| {
+            llvm(format!(
+                "no target machine for {}",
+                triple.as_str().to_string_lossy()
+            ))
+        })?;
+    module.set_triple(triple);
+    module.set_data_layout(&tm.get_target_data().get_data_layout());
+
+    let t = Instant::now();
+    llvm14::optimize(&module, &tm, opt_level).map_err(llvm)?;
+    timings.optimize += ms(t);
+    // Debugging aid (docs/backend.md): the optimized LLVM IR, for `llc`/`opt` by hand.
+    if let Some(path) = std::env::var_os("FDC_DUMP_LLVM_IR") {
+        module
+            .print_to_file(&path)
+            .map_err(|e| llvm(e.to_string()))?;
+    }
+
+    let t = Instant::now();
+    let buf = tm
+        .write_to_memory_buffer(&module, FileType::Object)
+        .map_err(|e| llvm(format!("code generation failed: {e}")))?;
+    let object = buf.as_slice().to_vec();
+    timings.codegen += ms(t);
+    Ok(object)
+}
+
+/// Loads an object into a new JIT and resolves `fdc_fn_0 .. fdc_fn_{n-1}`.
+fn load(
+    object: &[u8],
+    n: usize,
+) -> Result<(Arc<dyn Any + Send + Sync>, Vec<ElementFn>), BackendError> {
+    let jit = jit::Jit::new().map_err(BackendError::Jit)?;
+    jit.add_object(object).map_err(BackendError::Jit)?;
+    let mut functions = Vec::with_capacity(n);
+    for k in 0..n {
+        let addr = jit.lookup(&codegen::symbol(k)).map_err(BackendError::Jit)?;
+        // SAFETY: the symbol is a function emitted by `codegen::emit` with exactly the
+        // `ElementFn` signature (nine pointers, no result, C calling convention).
+        let f: ElementFn = unsafe { std::mem::transmute::<usize, ElementFn>(addr as usize) };
+        functions.push(f);
+    }
+    Ok((Arc::new(jit), functions))
+}

@@ -1,0 +1,322 @@
+//! IR → LLVM IR. One LLVM function per [`Func`], one LLVM value per needed IR node,
+//! emitted in id order (ids are topological), so the work is linear in the DAG size.
+//!
+//! Floating point: no fast-math flag anywhere, and no `llvm.fmuladd`, so the code
+//! generator never contracts a multiply-add into an FMA (LLVM's default
+//! `-fp-contract` for the C API target machine only fuses `fmuladd`). Every arithmetic
+//! node therefore rounds exactly like the interpreter. Elementary functions call the
+//! same libm the interpreter calls (`sin`, `cos`, `exp`, `log`, `pow` through LLVM's
+//! intrinsics, `tan`, `tanh`, `atan2` directly); `sqrt` and `fabs` are exact
+//! instructions. `powi` is expanded into the square-and-multiply chain of the
+//! compiler runtime's `__powidf2`, multiplication for multiplication.
+
+use crate::llvm14;
+use crate::BackendError;
+use fdc_ir::{Cmp, Func, Graph, Id, Op, Unary};
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::intrinsics::Intrinsic;
+use inkwell::module::{Linkage, Module};
+use inkwell::values::{FloatValue, FunctionValue};
+use inkwell::FloatPredicate;
+
+/// The symbol of the k-th function of a module. Indices, not user names: names may
+/// repeat or contain anything.
+pub fn symbol(k: usize) -> String {
+    format!("fdc_fn_{k}")
+}
+
+/// The nodes one function needs, in increasing id order, after checking that every
+/// one of them can be compiled.
+pub fn plan(graph: &Graph, func: &Func) -> Result<Vec<Id>, BackendError> {
+    let n = graph.len();
+    let bad = |msg: String| BackendError::InvalidIr {
+        func: func.name.clone(),
+        msg,
+    };
+    let mut seen = vec![false; 0];
+    let mut stack = Vec::new();
+    for &o in &func.outputs {
+        if o.index() >= n {
+            return Err(bad(format!(
+                "output %{} is not a node of the graph ({n} nodes)",
+                o.0
+            )));
+        }
+        stack.push(o);
+    }
+    let top = func
+        .outputs
+        .iter()
+        .map(|o| o.index() + 1)
+        .max()
+        .unwrap_or(0);
+    seen.resize(top, false);
+    let mut order = Vec::new();
+    while let Some(id) = stack.pop() {
+        if seen[id.index()] {
+            continue;
+        }
+        seen[id.index()] = true;
+        let op = graph.op(id);
+        match op {
+            Op::Sym(s) => {
+                return Err(bad(format!(
+                    "symbol s{s} (node %{}) reached the backend unsubstituted",
+                    id.0
+                )))
+            }
+            Op::Input(slot, index) => {
+                let size = func.inputs.get(slot);
+                if index as usize >= size {
+                    return Err(bad(format!(
+                        "node %{} reads {}[{index}] but the function declares {size} {} value(s)",
+                        id.0,
+                        slot.name(),
+                        slot.name()
+                    )));
+                }
+            }
+            _ => {}
+        }
+        for a in op.operands() {
+            if a >= id {
+                return Err(bad(format!(
+                    "node %{} uses the later node %{} (ids must be topological)",
+                    id.0, a.0
+                )));
+            }
+            stack.push(a);
+        }
+        order.push(id);
+    }
+    order.sort_unstable();
+    Ok(order)
+}
+
+/// Builds the LLVM module of all functions (`plans[k]` is `plan(graph, &funcs[k])`).
+pub fn emit<'ctx>(
+    ctx: &'ctx Context,
+    graph: &Graph,
+    funcs: &[Func],
+    plans: &[Vec<Id>],
+) -> Result<Module<'ctx>, BackendError> {
+    let module = ctx.create_module("fdc");
+    let builder = ctx.create_builder();
+    let lib = Libm::declare(ctx, &module)?;
+    let f64t = ctx.f64_type();
+    let ptr = llvm14::f64_ptr_type(ctx);
+    let fn_type = ctx.void_type().fn_type(&[ptr.into(); 9], false);
+    let nounwind = ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("nounwind"), 0);
+    let mut values: Vec<Option<FloatValue>> = vec![None; graph.len()];
+    for (k, (func, nodes)) in funcs.iter().zip(plans).enumerate() {
+        let f = module.add_function(&symbol(k), fn_type, Some(Linkage::External));
+        f.add_attribute(AttributeLoc::Function, nounwind);
+        let entry = ctx.append_basic_block(f, "entry");
+        builder.position_at_end(entry);
+        let e = Emitter {
+            ctx,
+            b: &builder,
+            lib: &lib,
+            f,
+        };
+        let err = |msg: String| BackendError::Llvm(format!("{}: {msg}", func.name));
+        for &id in nodes {
+            let op = graph.op(id);
+            let val = |a: Id| values[a.index()].expect("operands precede their users");
+            let v = match op {
+                Op::Const(bits) => Ok(f64t.const_float(f64::from_bits(bits))),
+                Op::Input(slot, index) => e.input(slot as u32, index),
+                Op::Sym(_) => unreachable!("rejected by plan"),
+                Op::Unary(u, a) => e.unary(u, val(a)),
+                Op::Add(a, b) => {
+                    e.b.build_float_add(val(a), val(b), "")
+                        .map_err(|x| x.to_string())
+                }
+                Op::Sub(a, b) => {
+                    e.b.build_float_sub(val(a), val(b), "")
+                        .map_err(|x| x.to_string())
+                }
+                Op::Mul(a, b) => {
+                    e.b.build_float_mul(val(a), val(b), "")
+                        .map_err(|x| x.to_string())
+                }
+                Op::Div(a, b) => {
+                    e.b.build_float_div(val(a), val(b), "")
+                        .map_err(|x| x.to_string())
+                }
+                Op::Powi(a, n) => e.powi(val(a), n),
+                Op::Pow(a, b) => llvm14::call_f64(e.b, lib.pow, &[val(a), val(b)]),
+                Op::Atan2(y, x) => llvm14::call_f64(e.b, lib.atan2, &[val(y), val(x)]),
+                Op::Min(a, b) => e.min_max(val(a), val(b), FloatPredicate::OLT),
+                Op::Max(a, b) => e.min_max(val(a), val(b), FloatPredicate::OGT),
+                Op::Select(cmp, [a, b, t, fl]) => e.select(cmp, val(a), val(b), val(t), val(fl)),
+            }
+            .map_err(err)?;
+            values[id.index()] = Some(v);
+        }
+        let out = f
+            .get_nth_param(8)
+            .expect("9 parameters")
+            .into_pointer_value();
+        for (j, o) in func.outputs.iter().enumerate() {
+            let v = values[o.index()].expect("outputs are planned");
+            llvm14::store_f64(ctx, &builder, out, j as u32, v).map_err(err)?;
+        }
+        builder.build_return(None).map_err(|x| err(x.to_string()))?;
+        for &id in nodes {
+            values[id.index()] = None;
+        }
+    }
+    if cfg!(debug_assertions) {
+        module
+            .verify()
+            .map_err(|m| BackendError::Llvm(format!("LLVM verifier: {m}")))?;
+    }
+    Ok(module)
+}
+
+/// The declared elementary functions of one module.
+struct Libm<'ctx> {
+    sqrt: FunctionValue<'ctx>,
+    fabs: FunctionValue<'ctx>,
+    sin: FunctionValue<'ctx>,
+    cos: FunctionValue<'ctx>,
+    exp: FunctionValue<'ctx>,
+    log: FunctionValue<'ctx>,
+    pow: FunctionValue<'ctx>,
+    tan: FunctionValue<'ctx>,
+    tanh: FunctionValue<'ctx>,
+    atan2: FunctionValue<'ctx>,
+}
+
+impl<'ctx> Libm<'ctx> {
+    fn declare(ctx: &'ctx Context, module: &Module<'ctx>) -> Result<Self, BackendError> {
+        let f64t = ctx.f64_type();
+        let intrinsic = |name: &str| {
+            Intrinsic::find(name)
+                .and_then(|i| i.get_declaration(module, &[f64t.into()]))
+                .ok_or_else(|| BackendError::Llvm(format!("intrinsic {name} not found")))
+        };
+        let unary = f64t.fn_type(&[f64t.into()], false);
+        let binary = f64t.fn_type(&[f64t.into(), f64t.into()], false);
+        let external = |name: &str, ty| module.add_function(name, ty, Some(Linkage::External));
+        Ok(Libm {
+            sqrt: intrinsic("llvm.sqrt")?,
+            fabs: intrinsic("llvm.fabs")?,
+            sin: intrinsic("llvm.sin")?,
+            cos: intrinsic("llvm.cos")?,
+            exp: intrinsic("llvm.exp")?,
+            log: intrinsic("llvm.log")?,
+            pow: intrinsic("llvm.pow")?,
+            tan: external("tan", unary),
+            tanh: external("tanh", unary),
+            atan2: external("atan2", binary),
+        })
+    }
+}
+
+struct Emitter<'a, 'ctx> {
+    ctx: &'ctx Context,
+    b: &'a Builder<'ctx>,
+    lib: &'a Libm<'ctx>,
+    f: FunctionValue<'ctx>,
+}
+
+type R<'ctx> = Result<FloatValue<'ctx>, String>;
+
+impl<'ctx> Emitter<'_, 'ctx> {
+    fn input(&self, slot: u32, index: u32) -> R<'ctx> {
+        let p = self.f.get_nth_param(slot).expect("9 parameters");
+        llvm14::load_f64(self.ctx, self.b, p.into_pointer_value(), index)
+    }
+
+    fn unary(&self, u: Unary, x: FloatValue<'ctx>) -> R<'ctx> {
+        let l = self.lib;
+        let f = match u {
+            Unary::Neg => return self.b.build_float_neg(x, "").map_err(|e| e.to_string()),
+            Unary::Sqrt => l.sqrt,
+            Unary::Abs => l.fabs,
+            Unary::Sin => l.sin,
+            Unary::Cos => l.cos,
+            Unary::Tan => l.tan,
+            Unary::Exp => l.exp,
+            Unary::Log => l.log,
+            Unary::Tanh => l.tanh,
+        };
+        llvm14::call_f64(self.b, f, &[x])
+    }
+
+    /// Square and multiply over |n|, then one reciprocal for n < 0 — the order of
+    /// operations of `__powidf2`, which `f64::powi` calls for a non-constant exponent.
+    fn powi(&self, x: FloatValue<'ctx>, n: i32) -> R<'ctx> {
+        let one = self.ctx.f64_type().const_float(1.0);
+        let mul = |a, b| self.b.build_float_mul(a, b, "").map_err(|e| e.to_string());
+        let mut e = n.unsigned_abs();
+        let mut base = x;
+        let mut acc: Option<FloatValue> = None;
+        while e != 0 {
+            if e & 1 == 1 {
+                acc = Some(match acc {
+                    None => base,
+                    Some(a) => mul(a, base)?,
+                });
+            }
+            e >>= 1;
+            if e != 0 {
+                base = mul(base, base)?;
+            }
+        }
+        let r = acc.unwrap_or(one);
+        if n < 0 {
+            self.b
+                .build_float_div(one, r, "")
+                .map_err(|e| e.to_string())
+        } else {
+            Ok(r)
+        }
+    }
+
+    /// IEEE minNum/maxNum as `f64::min`/`f64::max` behave on x86-64: a NaN operand
+    /// yields the other one; `b` wins only if strictly better, so for equal operands
+    /// (also `0.0` vs `-0.0`) the first operand is returned.
+    fn min_max(&self, a: FloatValue<'ctx>, b: FloatValue<'ctx>, better: FloatPredicate) -> R<'ctx> {
+        let s = |e: inkwell::builder::BuilderError| e.to_string();
+        let b_better = self.b.build_float_compare(better, b, a, "").map_err(s)?;
+        let pick = self.b.build_select(b_better, b, a, "").map_err(s)?;
+        let a_nan = self
+            .b
+            .build_float_compare(FloatPredicate::UNO, a, a, "")
+            .map_err(s)?;
+        let r = self
+            .b
+            .build_select(a_nan, b, pick.into_float_value(), "")
+            .map_err(s)?;
+        Ok(r.into_float_value())
+    }
+
+    fn select(
+        &self,
+        cmp: Cmp,
+        a: FloatValue<'ctx>,
+        b: FloatValue<'ctx>,
+        t: FloatValue<'ctx>,
+        f: FloatValue<'ctx>,
+    ) -> R<'ctx> {
+        // Ordered predicates except `!=`, which is true when either side is NaN, exactly
+        // like Rust's comparison operators used by the interpreter.
+        let pred = match cmp {
+            Cmp::Lt => FloatPredicate::OLT,
+            Cmp::Le => FloatPredicate::OLE,
+            Cmp::Gt => FloatPredicate::OGT,
+            Cmp::Ge => FloatPredicate::OGE,
+            Cmp::Eq => FloatPredicate::OEQ,
+            Cmp::Ne => FloatPredicate::UNE,
+        };
+        let s = |e: inkwell::builder::BuilderError| e.to_string();
+        let c = self.b.build_float_compare(pred, a, b, "").map_err(s)?;
+        let r = self.b.build_select(c, t, f, "").map_err(s)?;
+        Ok(r.into_float_value())
+    }
+}

@@ -1,0 +1,86 @@
+//! Every call whose shape depends on the LLVM version lives here (typed pointers, the
+//! pass-builder entry point, the version string). Supporting a newer LLVM means adding
+//! a sibling module with the same functions behind a cargo feature of this crate.
+
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::module::Module;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::TargetMachine;
+use inkwell::types::PointerType;
+use inkwell::values::{BasicMetadataValueEnum, FloatValue, FunctionValue, PointerValue};
+use inkwell::AddressSpace;
+
+/// The full version of the linked LLVM, as `llvm-config --version` printed it at build
+/// time (the LLVM 14 C API cannot report it).
+pub fn version() -> &'static str {
+    env!("FDC_LLVM_VERSION")
+}
+
+/// `double*` (LLVM 14 still has typed pointers).
+pub fn f64_ptr_type(ctx: &Context) -> PointerType<'_> {
+    ctx.f64_type().ptr_type(AddressSpace::default())
+}
+
+/// `ptr[index]` as a value.
+pub fn load_f64<'ctx>(
+    ctx: &'ctx Context,
+    b: &Builder<'ctx>,
+    ptr: PointerValue<'ctx>,
+    index: u32,
+) -> Result<FloatValue<'ctx>, String> {
+    let at = element_ptr(ctx, b, ptr, index)?;
+    let v = b.build_load(at, "").map_err(|e| e.to_string())?;
+    Ok(v.into_float_value())
+}
+
+/// `ptr[index] = value`.
+pub fn store_f64<'ctx>(
+    ctx: &'ctx Context,
+    b: &Builder<'ctx>,
+    ptr: PointerValue<'ctx>,
+    index: u32,
+    value: FloatValue<'ctx>,
+) -> Result<(), String> {
+    let at = element_ptr(ctx, b, ptr, index)?;
+    b.build_store(at, value).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+fn element_ptr<'ctx>(
+    ctx: &'ctx Context,
+    b: &Builder<'ctx>,
+    ptr: PointerValue<'ctx>,
+    index: u32,
+) -> Result<PointerValue<'ctx>, String> {
+    if index == 0 {
+        return Ok(ptr);
+    }
+    let i = ctx.i64_type().const_int(u64::from(index), false);
+    // SAFETY: the index is checked against the declared input size (or is an output
+    // index below the output count) before code generation; the caller guarantees the
+    // arrays have those sizes (see `ElementFn`).
+    unsafe { b.build_in_bounds_gep(ptr, &[i], "") }.map_err(|e| e.to_string())
+}
+
+/// A call of a function returning `double`.
+pub fn call_f64<'ctx>(
+    b: &Builder<'ctx>,
+    f: FunctionValue<'ctx>,
+    args: &[FloatValue<'ctx>],
+) -> Result<FloatValue<'ctx>, String> {
+    let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
+    let call = b.build_call(f, &args, "").map_err(|e| e.to_string())?;
+    call.try_as_basic_value()
+        .basic()
+        .map(|v| v.into_float_value())
+        .ok_or_else(|| "call returned no value".to_string())
+}
+
+/// Runs the default new-pass-manager pipeline `default<O{level}>`.
+pub fn optimize(module: &Module, tm: &TargetMachine, level: u8) -> Result<(), String> {
+    let passes = format!("default<O{level}>");
+    module
+        .run_passes(&passes, tm, PassBuilderOptions::create())
+        .map_err(|e| e.to_string())
+}
