@@ -6,6 +6,7 @@
 mod common;
 
 use fdc_diff::{op_count, ElementFunctions, Role};
+use fdc_ir::simplify::{simplify, Limits};
 use fdc_ir::Graph;
 use std::time::Instant;
 
@@ -34,9 +35,25 @@ fn ops(g: &Graph, ef: &ElementFunctions, role: Role) -> (usize, usize) {
     (op_count(g, &f.outputs), f.outputs.len())
 }
 
+/// Simplifies every role; returns (ops of res, iter after simplification, total ms).
+fn simplified(g: &Graph, ef: &ElementFunctions) -> (usize, usize, f64) {
+    let start = Instant::now();
+    let (mut res, mut iter) = (0, 0);
+    for (role, f, _) in &ef.roles {
+        let s = simplify(g, &f.outputs, &Limits::default());
+        let n = op_count(&s.graph, &s.outputs);
+        match role {
+            Role::Res => res = n,
+            Role::Iter => iter = n,
+            _ => {}
+        }
+    }
+    (res, iter, start.elapsed().as_secs_f64() * 1e3)
+}
+
 fn main() {
-    println!("| element | nv | nl | res ops | iter ops (nnz) | iter_noqv ops | ic ops | graph nodes | build ms |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| element | nv | nl | res ops | iter ops (nnz) | iter_noqv ops | ic ops | diff ms | res / iter ops simplified | simplify ms (all roles) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let cases: Vec<(&str, Builder)> = vec![
         ("rigid body", Box::new(|g| common::rigid_body(g, true))),
         (
@@ -61,11 +78,10 @@ fn main() {
         let (iter, nnz) = ops(&g, &ef, Role::Iter);
         let (noqv, _) = ops(&g, &ef, Role::IterNoqv);
         let (ic, _) = ops(&g, &ef, Role::Ic);
+        let (sres, siter, sms) = simplified(&g, &ef);
         println!(
-            "| {name} | {} | {} | {res} | {iter} ({nnz}) | {noqv} | {ic} | {} | {ms:.3} |",
-            ef.nv,
-            ef.nl,
-            g.len()
+            "| {name} | {} | {} | {res} | {iter} ({nnz}) | {noqv} | {ic} | {ms:.2} | {sres} / {siter} | {sms:.1} |",
+            ef.nv, ef.nl,
         );
     }
     println!();

@@ -29,6 +29,9 @@ pub enum Family {
     Vdot = 2,
     Lambda = 3,
     T = 4,
+    /// One direction: the time derivative along the motion, (∂/∂δ) v + ∂/∂t, as a
+    /// single tangent (cheaper than contracting the δ-gradient with v afterwards).
+    Rate = 5,
 }
 
 /// A sparse gradient: (direction index, derivative node), sorted by direction.
@@ -45,7 +48,7 @@ enum Partial {
 /// Memoized forward differentiation, one cache per family.
 #[derive(Default)]
 pub struct Differ {
-    caches: [HashMap<Id, Grad>; 5],
+    caches: [HashMap<Id, Grad>; 6],
 }
 
 impl Differ {
@@ -246,7 +249,11 @@ fn leaf_grad(g: &mut Graph, family: Family, slot: Slot, i: u32) -> Grad {
         (Family::V, Slot::V) | (Family::Vdot, Slot::Vdot) | (Family::Lambda, Slot::Lambda) => {
             unit(g, i)
         }
-        (Family::T, Slot::T) => unit(g, 0),
+        (Family::T | Family::Rate, Slot::T) => unit(g, 0),
+        (Family::Rate, Slot::Q) => {
+            let gd = leaf_grad(g, Family::Delta, slot, i);
+            contract_with_v(g, &gd)
+        }
         (Family::Delta, Slot::Q) => {
             let k = i / 7;
             let c = i % 7;
@@ -294,6 +301,11 @@ fn levi(a: usize, b: usize, c: usize) -> i32 {
 /// ∂A_ij/∂δφ_m = (A ẽ_m)_ij. Column j of A ẽ_m is A (e_m × e_j) = ε_{mjl} A e_l, so
 /// the entry is ±A_il (l the third index) or zero for m = j.
 fn sym_grad(g: &mut Graph, family: Family, s: u32) -> Grad {
+    if family == Family::Rate {
+        // Ȧ = A ω̄̃ = Σ_m (A ẽ_m) ω̄_m.
+        let gd = sym_grad(g, Family::Delta, s);
+        return contract_with_v(g, &gd);
+    }
     if family != Family::Delta {
         return Grad::new();
     }
@@ -311,6 +323,27 @@ fn sym_grad(g: &mut Graph, family: Family, s: u32) -> Grad {
         out.push((6 * k + 3 + m as u32, v));
     }
     out
+}
+
+/// A δ-gradient contracted with the velocities, Σ_i d_i v_i, as the single direction 0
+/// (negated entries become subtractions).
+fn contract_with_v(g: &mut Graph, gd: &Grad) -> Grad {
+    let (mut pos, mut negs) = (Vec::new(), Vec::new());
+    for &(i, d) in gd {
+        let v = g.input(Slot::V, i as usize);
+        match g.op(d) {
+            Op::Unary(Unary::Neg, x) => negs.push(scale(g, Partial::Mul(v), x)),
+            _ => pos.push(scale(g, Partial::Mul(v), d)),
+        }
+    }
+    let p = g.sum(&pos);
+    let n = g.sum(&negs);
+    match (p, n) {
+        (Some(p), Some(n)) => vec![(0, g.sub(p, n))],
+        (Some(p), None) => vec![(0, p)],
+        (None, Some(n)) => vec![(0, g.neg(n))],
+        (None, None) => Grad::new(),
+    }
 }
 
 fn neg(g: &mut Graph, x: Id) -> Id {

@@ -208,15 +208,7 @@ impl<'g> ElementBuilder<'g> {
     /// The exact time derivative along the motion: (∂e/∂δ) v + ∂e/∂t (theory 4.2).
     /// `e` must be a function of the configuration and time.
     pub fn rate(&mut self, e: Id) -> Id {
-        let gd = self.differ.grad(self.g, Family::Delta, e);
-        let gt = self.differ.grad(self.g, Family::T, e);
-        let mut terms = Vec::with_capacity(gd.len() + 1);
-        for (i, d) in gd {
-            let v = self.g.input(Slot::V, i as usize);
-            terms.push(mul_s(self.g, d, v));
-        }
-        terms.extend(gt.into_iter().map(|(_, d)| d));
-        let r = sum_opt(self.g, &terms);
+        let r = self.differ.partial(self.g, Family::Rate, e, 0);
         or_zero(self.g, r)
     }
 
@@ -695,6 +687,7 @@ impl<'g> ElementBuilder<'g> {
     ) -> RoleOutputs {
         let nv = m_rows.len();
         let nl = b_rows.len();
+        debug_assert_eq!(nl, phis.len());
         let mut out = Vec::new();
         let mut m_entries = Vec::new();
         for (i, row) in m_rows.iter().enumerate() {
@@ -725,34 +718,19 @@ impl<'g> ElementBuilder<'g> {
             out.push(v);
         }
         out.extend_from_slice(phis);
-        // Φ_t, and Φ̈ − B v̇ = (∂(Bv)/∂δ) v + 2 (Bv)_t + Φ_tt.
+        // Φ_t, and Φ̈ − B v̇ = (∂(Bv)/∂δ) v + 2 (Bv)_t + Φ_tt, which is the rate of
+        // the rate Bv + Φ_t with v held fixed (v̇ = 0): the rate family does not
+        // differentiate v.
         let mut rhs = Vec::with_capacity(nl);
-        for (j, row) in b_rows.iter().enumerate() {
-            let phi_t = self.differ.partial(self.g, Family::T, phis[j], 0);
+        for &phi in phis {
+            let phi_t = self.differ.partial(self.g, Family::T, phi, 0);
             out.push(or_zero(self.g, phi_t));
-            let mut bv_terms = Vec::new();
-            for &(i, b) in row {
-                let v = self.g.input(Slot::V, i as usize);
-                bv_terms.push(mul_s(self.g, b, v));
-            }
-            let mut terms = Vec::new();
-            if let Some(bv) = sum_opt(self.g, &bv_terms) {
-                for (i, d) in self.differ.grad(self.g, Family::Delta, bv) {
-                    let v = self.g.input(Slot::V, i as usize);
-                    terms.push(mul_s(self.g, d, v));
-                }
-                if let Some(bvt) = self.differ.partial(self.g, Family::T, bv, 0) {
-                    let two = self.g.constant(2.0);
-                    terms.push(self.g.mul(two, bvt));
-                }
-            }
-            if let Some(pt) = phi_t {
-                if let Some(ptt) = self.differ.partial(self.g, Family::T, pt, 0) {
-                    terms.push(ptt);
-                }
-            }
-            rhs.push(match sum_opt(self.g, &terms) {
-                Some(s) => self.g.neg(s),
+            let acc = self
+                .differ
+                .partial(self.g, Family::Rate, phi, 0)
+                .and_then(|r| self.differ.partial(self.g, Family::Rate, r, 0));
+            rhs.push(match acc {
+                Some(a) => self.g.neg(a),
                 None => self.g.constant(0.0),
             });
         }
