@@ -20,6 +20,8 @@ pub enum RuntimeError {
         row: String,
         residual: f64,
     },
+    /// Constraint rows that depend on others at the initial configuration (strict mode).
+    RedundantConstraints { rows: Vec<String> },
     /// The velocity projection did not reach its tolerance.
     VelocityProjection { residual: f64 },
     /// The initial-condition matrix [M Bᵀ; B 0] is singular.
@@ -42,6 +44,11 @@ impl fmt::Display for RuntimeError {
             RuntimeError::InconsistentConfiguration { instance, row, residual } => write!(
                 f,
                 "inconsistent initial configuration: constraint `{row}` of `{instance}` has residual {residual:.3e} (must be 0: fix the initial positions)"
+            ),
+            RuntimeError::RedundantConstraints { rows } => write!(
+                f,
+                "redundant constraints (their Jacobian rows depend on the others at the initial configuration): {}",
+                rows.join(", ")
             ),
             RuntimeError::VelocityProjection { residual } => write!(
                 f,

@@ -69,6 +69,8 @@ pub struct Settings {
     pub max_newton_iterations: usize,
     /// Record the wall-clock time of every step (statistics in [`crate::RunStats`]).
     pub timing: bool,
+    /// Redundant constraints are an error instead of a warning.
+    pub strict: bool,
 }
 
 impl Default for Settings {
@@ -87,6 +89,7 @@ impl Default for Settings {
             weights: ErrorWeights::default(),
             max_newton_iterations: 10,
             timing: false,
+            strict: false,
         }
     }
 }

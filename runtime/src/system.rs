@@ -99,10 +99,14 @@ struct Inst {
     x_map: Vec<usize>,
     /// Value index in the iteration matrix of every `Iter` entry.
     iter_pos: Vec<usize>,
+    /// Global row of every `Iter` entry and the positions before constraint removal.
+    iter_row: Vec<usize>,
+    iter_pos_all: Vec<usize>,
     /// Value indices in the initial-condition matrix of the M, B and Bᵀ entries.
     ic_m_pos: Vec<usize>,
     ic_b_pos: Vec<usize>,
     ic_bt_pos: Vec<usize>,
+    ic_b_pos_all: Vec<usize>,
 }
 
 /// Local gather buffers and the role output, sized for the largest element type.
@@ -221,6 +225,9 @@ pub struct System {
     ic_g: Vec<f64>,
     ic_acc: Vec<f64>,
     row: Vec<f64>,
+    /// Constraint rows found dependent at the initial configuration (λ fixed at 0).
+    removed: Vec<bool>,
+    warnings: Vec<String>,
     initialized: bool,
     h: f64,
     stats: RunStats,
@@ -532,9 +539,12 @@ impl System {
                 v_map: e.v_map,
                 lambda_map: e.lambda_map,
                 x_map,
-                iter_pos: jmap[jr].to_vec(),
+                iter_pos: jmap[jr.clone()].to_vec(),
+                iter_row: j_entries[jr.clone()].iter().map(|&(r, _)| r).collect(),
+                iter_pos_all: jmap[jr].to_vec(),
                 ic_m_pos: icmap[mr].to_vec(),
-                ic_b_pos: icmap[br].to_vec(),
+                ic_b_pos: icmap[br.clone()].to_vec(),
+                ic_b_pos_all: icmap[br].to_vec(),
                 ic_bt_pos: icmap[btr].to_vec(),
             })
             .collect();
@@ -589,10 +599,11 @@ impl System {
             dx: vec![0.0; nx],
             scale_t: vec![0.0; nv],
             w: vec![1.0; nv],
-            jv: vec![0.0; jp.nnz()],
+            // One slot more than the pattern: entries of removed constraint rows go there.
+            jv: vec![0.0; jp.nnz() + 1],
             jp,
             js: None,
-            icv: vec![0.0; icp.nnz()],
+            icv: vec![0.0; icp.nnz() + 1],
             icp,
             ics: None,
             solver_kind: None,
@@ -601,6 +612,8 @@ impl System {
             ic_g: vec![0.0; nl],
             ic_acc: vec![0.0; nl],
             row: vec![0.0; nch],
+            removed: vec![false; nl],
+            warnings: Vec::new(),
             initialized: false,
             h: 0.0,
             stats: RunStats::default(),
@@ -727,10 +740,93 @@ impl System {
                 self.ic_rhs[nv + l] += out[o + 2 * ty.nl + k];
             }
         }
+        self.apply_removed_ic();
+    }
+
+    /// Removed rows become λ_k = 0: a unit diagonal, no right-hand side.
+    fn apply_removed_ic(&mut self) {
+        let nv = self.nv;
+        for l in 0..self.nl {
+            if self.removed[l] {
+                let d = self
+                    .icp
+                    .position(nv + l, nv + l)
+                    .expect("diagonal is in the pattern");
+                self.icv[d] = 1.0;
+                self.ic_rhs[nv + l] = 0.0;
+                self.ic_g[l] = 0.0;
+            }
+        }
+    }
+
+    /// Finds constraint rows whose B row depends on the rows before it (model order),
+    /// by Gram–Schmidt with reorthogonalization, i.e. a QR factorization of Bᵀ that
+    /// reveals the rank. Removed rows keep λ = 0 for the whole run.
+    fn find_redundant(&mut self) -> Vec<String> {
+        let (nv, nl) = (self.nv, self.nl);
+        let mut b = vec![0.0; nl * nv];
+        let types = &self.table.types;
+        for e in &self.inst {
+            let entries = sparse_entries(&types[e.ty], Role::Ic, 1);
+            for (k, &(r, c)) in entries.iter().enumerate() {
+                let pos = e.ic_b_pos_all[k];
+                b[e.lambda_map[r as usize] * nv + e.v_map[c as usize]] = self.icv[pos];
+            }
+        }
+        let mut basis: Vec<Vec<f64>> = Vec::new();
+        let mut removed = Vec::new();
+        for l in 0..nl {
+            let mut row = b[l * nv..(l + 1) * nv].to_vec();
+            let norm0 = two_norm(&row);
+            for _ in 0..2 {
+                for q in &basis {
+                    let d: f64 = q.iter().zip(&row).map(|(a, b)| a * b).sum();
+                    for (r, qi) in row.iter_mut().zip(q) {
+                        *r -= d * qi;
+                    }
+                }
+            }
+            let norm = two_norm(&row);
+            if norm <= 1e-9 * norm0 || norm0 == 0.0 {
+                removed.push(l);
+            } else {
+                row.iter_mut().for_each(|r| *r /= norm);
+                basis.push(row);
+            }
+        }
+        self.removed.fill(false);
+        let mut names = Vec::new();
+        for l in removed {
+            self.removed[l] = true;
+            names.push(self.labels[nv + l].clone());
+        }
+        // Entries of removed rows go to the spare slot at the end of the value arrays.
+        let (jtrash, ictrash) = (self.jp.nnz(), self.icp.nnz());
+        for e in &mut self.inst {
+            for k in 0..e.iter_pos.len() {
+                let r = e.iter_row[k];
+                let gone = r >= nv && self.removed[r - nv];
+                e.iter_pos[k] = if gone { jtrash } else { e.iter_pos_all[k] };
+            }
+            let entries = sparse_entries(&types[e.ty], Role::Ic, 1);
+            for (k, &(r, _)) in entries.iter().enumerate() {
+                let gone = self.removed[e.lambda_map[r as usize]];
+                e.ic_b_pos[k] = if gone { ictrash } else { e.ic_b_pos_all[k] };
+            }
+        }
+        names
+    }
+
+    /// Warnings of the last `initialize` (removed redundant constraints).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     fn ic_solve(&mut self) -> Result<(), RuntimeError> {
-        if let Some(k) = self.icv.iter().position(|x| !x.is_finite()) {
+        if let Some(k) = self.icv[..self.icp.nnz()]
+            .iter()
+            .position(|x| !x.is_finite())
+        {
             let col = self.icp.row_idx[k];
             return Err(RuntimeError::NotFinite {
                 unknown: self.labels[col].clone(),
@@ -741,7 +837,7 @@ impl System {
             .as_mut()
             .expect("solvers exist after ensure_solvers");
         solver
-            .factorize(&self.icv)
+            .factorize(&self.icv[..self.icp.nnz()])
             .map_err(|s| RuntimeError::Singular {
                 unknown: self.labels[s.index].clone(),
             })?;
@@ -769,6 +865,13 @@ impl System {
         settings.validate().map_err(RuntimeError::BadSettings)?;
         self.ensure_solvers(settings.linear);
         self.initialized = false;
+        self.warnings.clear();
+        // Start from the full set of constraints.
+        self.removed.fill(false);
+        for e in &mut self.inst {
+            e.iter_pos.copy_from_slice(&e.iter_pos_all);
+            e.ic_b_pos.copy_from_slice(&e.ic_b_pos_all);
+        }
         self.t = 0.0;
         self.vd.fill(0.0);
         self.lam.fill(0.0);
@@ -818,6 +921,21 @@ impl System {
                     });
                 }
             }
+        }
+
+        // Redundant constraints (e.g. a planar loop of 3-D joints): integrate on an
+        // independent set.
+        let redundant = self.find_redundant();
+        if !redundant.is_empty() {
+            if settings.strict {
+                return Err(RuntimeError::RedundantConstraints { rows: redundant });
+            }
+            for r in &redundant {
+                self.warnings.push(format!(
+                    "{r} is redundant (its Jacobian row depends on the others at the initial configuration); it was removed and its multiplier is 0"
+                ));
+            }
+            self.assemble_ic(&c);
         }
 
         // Velocity projection onto B v + Φ_t = 0.
@@ -967,6 +1085,11 @@ impl System {
                 self.f[g] += out[n + k];
             }
         }
+        for l in 0..self.nl {
+            if self.removed[l] {
+                self.r[nv + l] = self.x[nv + l];
+            }
+        }
         if alpha_negrut != 0.0 {
             let k = alpha_negrut / (1.0 + alpha_negrut);
             for i in 0..nv {
@@ -992,6 +1115,15 @@ impl System {
             call(types, e, Role::Iter, &mut self.s, &w, c);
             for (k, &pos) in e.iter_pos.iter().enumerate() {
                 self.jv[pos] += self.s.out[k];
+            }
+        }
+        for l in 0..self.nl {
+            if self.removed[l] {
+                let d = self
+                    .jp
+                    .position(self.nv + l, self.nv + l)
+                    .expect("diagonal is in the pattern");
+                self.jv[d] = 1.0;
             }
         }
     }
@@ -1072,14 +1204,14 @@ impl System {
             *iters += 1;
             self.stats.newton_iterations += 1;
             self.assemble_iter(&c);
-            if let Some(pos) = self.jv.iter().position(|a| !a.is_finite()) {
+            if let Some(pos) = self.jv[..self.jp.nnz()].iter().position(|a| !a.is_finite()) {
                 return Err(SimErrorKind::NotFinite {
                     unknown: self.labels[self.jp_col_of(pos)].clone(),
                 });
             }
             let solver = self.js.as_mut().expect("solvers exist after initialize");
             self.stats.factorizations += 1;
-            if let Err(s) = solver.factorize(&self.jv) {
+            if let Err(s) = solver.factorize(&self.jv[..self.jp.nnz()]) {
                 return Err(SimErrorKind::Singular {
                     unknown: self.labels[s.index].clone(),
                 });

@@ -46,24 +46,83 @@ fn doubled_pendulum() -> fdc_runtime::Model {
 }
 
 #[test]
-fn redundant_constraints_give_a_singular_error_naming_an_element() {
+fn redundant_constraints_are_removed_with_a_warning_or_refused_when_strict() {
     for linear in [
         fdc_runtime::LinearSolverKind::Sparse,
         fdc_runtime::LinearSolverKind::Dense,
     ] {
-        let mut sys = System::new(doubled_pendulum()).unwrap();
         let s = Settings {
+            end: 1.0,
             linear,
             ..Settings::default()
         };
-        let err = sys.initialize(&s).unwrap_err();
+        // Default: the second rod is removed, the run equals the single-rod pendulum.
+        let mut sys = System::new(doubled_pendulum()).unwrap();
+        let mut doubled = MemorySink::default();
+        sys.run(&s, &mut doubled).unwrap();
+        assert_eq!(sys.warnings().len(), 1);
+        assert!(
+            sys.warnings()[0].contains("`dist.lambda` of `rod2`"),
+            "{:?}",
+            sys.warnings()
+        );
+        let mut single = MemorySink::default();
+        System::new(pendulum(1.0, [1.0, 0.0], 9.81))
+            .unwrap()
+            .run(&s, &mut single)
+            .unwrap();
+        let (a, b) = (
+            doubled.channel("bob.y").unwrap(),
+            single.channel("bob.y").unwrap(),
+        );
+        assert!(
+            b.iter().cloned().fold(0.0, f64::min) < -0.99,
+            "the pendulum swung"
+        );
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x - y).abs() < 1e-12);
+        }
+        assert!(doubled
+            .channel("rod2.dist.lambda")
+            .unwrap()
+            .iter()
+            .all(|&l| l == 0.0));
+        // Strict: an error naming the removed row.
+        let mut sys = System::new(doubled_pendulum()).unwrap();
+        let err = sys
+            .initialize(&Settings {
+                strict: true,
+                ..s.clone()
+            })
+            .unwrap_err();
+        assert!(
+            matches!(err, RuntimeError::RedundantConstraints { .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("`rod2`"), "{err}");
+    }
+}
+
+#[test]
+fn a_singular_system_is_an_error_naming_the_dof() {
+    // A massless bob: its vertical dof has neither mass nor constraint.
+    for linear in [
+        fdc_runtime::LinearSolverKind::Sparse,
+        fdc_runtime::LinearSolverKind::Dense,
+    ] {
+        let mut m = pendulum(1.0, [1.0, 0.0], 9.81);
+        m.instances[0].params[0] = 0.0;
+        let mut sys = System::new(m).unwrap();
+        let err = sys
+            .initialize(&Settings {
+                linear,
+                ..Settings::default()
+            })
+            .unwrap_err();
         let RuntimeError::Singular { unknown } = &err else {
             panic!("{linear:?}: unexpected error {err:?}");
         };
-        assert!(
-            unknown.contains("`rod`") || unknown.contains("`rod2`") || unknown.contains("`bob`"),
-            "{unknown}"
-        );
+        assert_eq!(unknown, "`bob` velocity dof 1", "{linear:?}");
         assert!(err.to_string().contains("singular"), "{err}");
     }
 }
