@@ -389,3 +389,95 @@ fn step_by_step_loop_with_an_input() {
         sys.q()[0]
     );
 }
+
+#[test]
+fn post_updates_element_state_after_accepted_steps_only() {
+    let mut model = spring_mass(1.0, 4.0 * PI * PI, 0.0, 0.1, 0.0);
+    model.table.types.push(tracker());
+    model.instances.push(inst(
+        "track",
+        2,
+        vec![0.0, f64::NEG_INFINITY],
+        &[0],
+        &[0],
+        &[],
+    ));
+    let s = Settings {
+        end: 1.0,
+        step: 0.2, // rejected and halved at first
+        output_every: 0.1,
+        adaptive: Some(1e-7),
+        ..Settings::default()
+    };
+    let mut sys = System::new(model).unwrap();
+    assert_eq!(
+        sys.channel_names(),
+        vec!["mass.x", "mass.vx", "track.count", "track.max"]
+    );
+    let mut sink = MemorySink::default();
+    let stats = sys.run(&s, &mut sink).unwrap();
+    assert!(stats.rejected > 0);
+    let count = sink.channel("track.count").unwrap();
+    assert_eq!(*count.last().unwrap(), stats.steps as f64);
+    assert_eq!(sys.params(2).unwrap()[0], stats.steps as f64);
+    // The largest position after the start: the amplitude 0.1, reached again at t = 1.
+    let max = sink.channel("track.max").unwrap();
+    assert!((max.last().unwrap() - 0.1).abs() < 1e-4, "{max:?}");
+    // Until t = 0.5 every accepted position lies below the start 0.1 (which is not a
+    // step, so not tracked); the first step moved it very little.
+    assert!(max[5] < 0.1 && max[5] > 0.09, "{}", max[5]);
+    assert_eq!(max[0], f64::NEG_INFINITY);
+}
+
+#[test]
+fn legacy_newton_criterion_agrees_with_the_velocity_criterion() {
+    // The legacy profile: Negrut form, Eq. 40 stopping rule, legacy weights, adaptive.
+    let base = Settings {
+        end: 2.0,
+        step: 1e-3,
+        output_every: 0.05,
+        form: Form::Negrut,
+        ..Settings::default()
+    };
+    let legacy = Settings {
+        newton: Newton::Legacy,
+        weights: fdc_runtime::ErrorWeights::Legacy,
+        ..base.clone()
+    };
+    let (a, sa) = run(pendulum(1.0, [1.0, 0.0], 9.81), &base);
+    let (b, sb) = run(pendulum(1.0, [1.0, 0.0], 9.81), &legacy);
+    let (xa, xb) = (a.channel("bob.x").unwrap(), b.channel("bob.x").unwrap());
+    let diff = xa
+        .iter()
+        .zip(&xb)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    eprintln!(
+        "legacy Newton: {:.2} iterations/step (velocity {:.2}), difference {diff:.3e}",
+        sb.newton_iterations as f64 / sb.steps as f64,
+        sa.newton_iterations as f64 / sa.steps as f64
+    );
+    // Eq. 40 stops when the Newton error is far below the local error of the step
+    // (ε = 1e-6 here): far smaller than the discretization error of ~1e-5.
+    assert!(diff < 1e-6, "{diff}");
+    assert!(
+        sb.newton_iterations >= 2 * sb.steps,
+        "at least two corrections per step"
+    );
+    // The adaptive legacy profile runs too.
+    let (c, sc) = run(
+        pendulum(1.0, [1.0, 0.0], 9.81),
+        &Settings {
+            adaptive: Some(1e-5),
+            ..legacy
+        },
+    );
+    let xc = c.channel("bob.x").unwrap();
+    let diff = xa
+        .iter()
+        .zip(&xc)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    eprintln!("adaptive legacy: {} steps, difference {diff:.3e}", sc.steps);
+    assert!(diff < 1e-2, "{diff}");
+}

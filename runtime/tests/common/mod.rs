@@ -638,6 +638,57 @@ pub fn free_body(m: f64, j: [f64; 3], theta0: [f64; 4], w0: [f64; 3]) -> Model {
     }
 }
 
+// ---------------------------------------------------------------- element state
+
+// A connector on a 1-D mass without force whose state parameter p[0] counts accepted
+// steps and p[1] keeps the largest position seen (the kind of state `post` is for).
+element_fn!(tracker_zero, (1, 1, 0, 2, 2), |io| {
+    io.out.fill(0.0);
+});
+element_fn!(tracker_ic, (1, 1, 0, 2, 1), |io| {
+    io.out.fill(0.0);
+});
+element_fn!(tracker_post, (1, 1, 0, 2, 2), |io| {
+    io.out[0] = io.p[0] + 1.0;
+    io.out[1] = io.p[1].max(io.q[0]);
+});
+element_fn!(tracker_out, (1, 1, 0, 2, 2), |io| {
+    io.out.copy_from_slice(&io.p[..2]);
+});
+
+pub fn tracker() -> ElementType {
+    let mut t = make_type(TypeSpec {
+        name: "tracker",
+        nq: 1,
+        nv: 1,
+        nl: 0,
+        np: 2,
+        owner: false,
+        outputs: vec!["count".into(), "max".into()],
+        multipliers: vec![],
+        roles: vec![
+            (Role::Res, tracker_zero, vec![dense(1), dense(0), dense(1)]),
+            (Role::Iter, tracker_zero, vec![sparse(1, 1, &[])]),
+            (
+                Role::Ic,
+                tracker_ic,
+                vec![
+                    sparse(1, 1, &[]),
+                    sparse(0, 1, &[]),
+                    dense(1),
+                    dense(0),
+                    dense(0),
+                    dense(0),
+                ],
+            ),
+            (Role::Out, tracker_out, vec![dense(2)]),
+            (Role::Post, tracker_post, vec![dense(2)]),
+        ],
+    });
+    t.state_params = vec![0, 1];
+    t
+}
+
 // ---------------------------------------------------------------- models
 
 pub fn table(types: Vec<ElementType>) -> FunctionTable {
