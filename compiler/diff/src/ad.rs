@@ -12,7 +12,11 @@
 //! - `Q[7k+i]`, i < 3 (the position R of body k): ∂R/∂δR = I;
 //! - `Q[7k+3+j]` (the quaternion θ of body k): ∂θ/∂δφ_m = ½ θ∘[0; e_m];
 //! - `Sym(9k+3i+j)` (the rotation matrix A of body k): ∂A/∂δφ_m = A ẽ_m;
-//! - `V[i]`, `Vdot[i]`, `Lambda[i]`, `T[0]`: the identity in their family.
+//! - `V[i]`, `Vdot[i]`, `Lambda[i]`, `T[0]`: the identity in their family;
+//! - in a vector-space element ([`Differ::vector_space`]), `Q[i]`: ∂q_i/∂δ_i = 1.
+//!
+//! The `Rate` family is the single direction d/dt along the motion, (∂/∂δ) v + ∂/∂t,
+//! seeded with Ṙ = v_R, Ȧ = A ω̄̃, θ̇ = ½ θ∘[0; ω̄] (or q̇ = v), ṫ = 1.
 //!
 //! Derivatives never contain structural zeros, `x·1` or `0+x`: an absent entry is
 //! the zero, and unit factors are not multiplied in.
@@ -49,11 +53,23 @@ enum Partial {
 #[derive(Default)]
 pub struct Differ {
     caches: [HashMap<Id, Grad>; 6],
+    /// Coordinates of a vector-space element: q ↦ q + δ, so ∂q_i/∂δ_i = 1 for every
+    /// entry of `Slot::Q` (instead of the rigid-body layout of 7 per body).
+    vector_space: bool,
 }
 
 impl Differ {
+    /// Differentiation for rigid bodies on R³ × SO(3) (7 coordinates, 6 dofs per body).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Differentiation for a vector-space element (v = q̇, δ = dq).
+    pub fn vector_space() -> Self {
+        Differ {
+            vector_space: true,
+            ..Self::default()
+        }
     }
 
     /// The gradient of `root` in `family`.
@@ -105,6 +121,11 @@ impl Differ {
         let get = |a: Id| -> &Grad { cache.get(&a).unwrap_or(&empty) };
         match op {
             Op::Const(_) => Grad::new(),
+            Op::Input(Slot::Q, i) if self.vector_space => match family {
+                Family::Delta => vec![(i, g.constant(1.0))],
+                Family::Rate => vec![(0, g.input(Slot::V, i as usize))],
+                _ => Grad::new(),
+            },
             Op::Input(slot, i) => leaf_grad(g, family, slot, i),
             Op::Sym(s) => sym_grad(g, family, s),
             Op::Add(a, b) => merge(g, get(a), get(b), false),

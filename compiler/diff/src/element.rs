@@ -21,6 +21,10 @@ pub enum Coordinates {
     /// A rigid body on R³ × SO(3): connected body 0 of itself; owns q = [R; θ] and
     /// v = [Ṙ; ω̄], so `Init`, `Update` and `Scale` exist.
     RigidBody,
+    /// An element with its own coordinates q ∈ Rⁿ and v = q̇ (theory 3.1), e.g. the
+    /// Euler-parameter body; `n_bodies` of [`ElementBuilder::new`] is n. Its dynamics
+    /// come from [`ElementBuilder::lagrangian`] and loads; update is q + Δ.
+    VectorSpace,
 }
 
 /// The kinematic quantities of one connected body (or of ground) as IR nodes.
@@ -64,6 +68,9 @@ pub struct ElementBuilder<'g> {
     outputs: Vec<(String, Id)>,
     states: Vec<(usize, Id)>,
     initial: Option<Initial>,
+    vector_initial: Option<(Vec<Id>, Vec<Id>)>,
+    /// Coordinates of a vector-space element (0 otherwise).
+    n_coords: usize,
     errors: Vec<String>,
 }
 
@@ -126,19 +133,27 @@ impl<'g> ElementBuilder<'g> {
                 "a rigid body is connected body 0 of itself, so it has 1 body, not {n_bodies}"
             ));
         }
+        let vector = kind == Coordinates::VectorSpace;
+        let (n_bodies, n_coords) = if vector { (0, n_bodies) } else { (n_bodies, 0) };
         ElementBuilder {
             g: graph,
             name: name.to_string(),
             kind,
             n_bodies,
             n_params,
-            differ: Differ::new(),
+            differ: if vector {
+                Differ::vector_space()
+            } else {
+                Differ::new()
+            },
             constraints: Vec::new(),
-            loads: vec![Vec::new(); 6 * n_bodies],
+            loads: vec![Vec::new(); if vector { n_coords } else { 6 * n_bodies }],
             gyroscopic: false,
             outputs: Vec::new(),
             states: Vec::new(),
             initial: None,
+            vector_initial: None,
+            n_coords,
             errors,
         }
     }
@@ -150,6 +165,12 @@ impl<'g> ElementBuilder<'g> {
 
     /// Kinematics of connected body `k`.
     pub fn body(&mut self, k: usize) -> BodyKin {
+        if self.kind == Coordinates::VectorSpace {
+            self.errors.push(format!(
+                "body {k} used, but a vector-space element has coordinates, not bodies"
+            ));
+            return self.ground();
+        }
         if k >= self.n_bodies {
             self.errors.push(format!(
                 "body {k} used, but the element connects {} bodies",
@@ -188,6 +209,88 @@ impl<'g> ElementBuilder<'g> {
             acc: z,
             alpha_bar: z,
         }
+    }
+
+    fn vector_input(&mut self, slot: Slot, i: usize) -> Id {
+        if self.kind != Coordinates::VectorSpace || i >= self.n_coords {
+            self.errors.push(format!(
+                "coordinate {i} used, but the element has {} own coordinates",
+                self.n_coords
+            ));
+            return self.g.constant(f64::NAN);
+        }
+        self.g.input(slot, i)
+    }
+
+    /// Coordinate q_i of a vector-space element.
+    pub fn coordinate(&mut self, i: usize) -> Id {
+        self.vector_input(Slot::Q, i)
+    }
+
+    /// Velocity q̇_i of a vector-space element.
+    pub fn velocity(&mut self, i: usize) -> Id {
+        self.vector_input(Slot::V, i)
+    }
+
+    /// Acceleration q̈_i of a vector-space element (outputs only).
+    pub fn acceleration(&mut self, i: usize) -> Id {
+        self.vector_input(Slot::Vdot, i)
+    }
+
+    /// Lagrange's equations of a vector-space element from its kinetic energy
+    /// T(q, q̇, t) and potential V(q, t) (theory 3.1), as loads:
+    /// −(∂p/∂q̇) q̈ with p = ∂T/∂q̇ (the mass matrix part), −(∂V/∂q), and the
+    /// gyroscopic part −((∂p/∂q) q̇ + ∂p/∂t − ∂T/∂q), i.e. −h of the kinetic energy.
+    pub fn lagrangian(&mut self, kinetic: Id, potential: Id) {
+        if self.kind != Coordinates::VectorSpace {
+            self.errors
+                .push("a Lagrangian belongs to a vector-space element".to_string());
+            return;
+        }
+        let p = self.differ.grad(self.g, Family::V, kinetic);
+        for (i, pi) in p {
+            let i = i as usize;
+            let mut terms = Vec::new();
+            for (j, mij) in self.differ.grad(self.g, Family::V, pi) {
+                let a = self.g.input(Slot::Vdot, j as usize);
+                terms.push(mul_s(self.g, mij, a));
+            }
+            if let Some(mq) = sum_opt(self.g, &terms) {
+                let l = self.g.neg(mq);
+                self.loads[i].push((l, false));
+            }
+            // d/dt p at fixed q̇: the rate family does not differentiate v.
+            if let Some(r) = self.differ.partial(self.g, Family::Rate, pi, 0) {
+                let l = self.g.neg(r);
+                self.loads[i].push((l, true));
+            }
+        }
+        for (i, d) in self.differ.grad(self.g, Family::Delta, kinetic) {
+            self.loads[i as usize].push((d, true));
+        }
+        for (i, d) in self.differ.grad(self.g, Family::Delta, potential) {
+            let l = self.g.neg(d);
+            self.loads[i as usize].push((l, false));
+        }
+    }
+
+    /// Initial state of a vector-space element: q₀ and q̇₀ (n each).
+    pub fn vector_initial(&mut self, q0: Vec<Id>, v0: Vec<Id>) {
+        if self.kind != Coordinates::VectorSpace
+            || q0.len() != self.n_coords
+            || v0.len() != self.n_coords
+        {
+            self.errors.push(format!(
+                "a vector-space initial state has {} coordinates and {} velocities \
+                 (given {} and {})",
+                self.n_coords,
+                self.n_coords,
+                q0.len(),
+                v0.len()
+            ));
+            return;
+        }
+        self.vector_initial = Some((q0, v0));
     }
 
     pub fn param(&mut self, i: usize) -> Id {
@@ -340,7 +443,7 @@ impl<'g> ElementBuilder<'g> {
     ) {
         if self.kind != Coordinates::RigidBody {
             self.errors
-                .push("only a rigid body has an initial state".to_string());
+                .push("only a rigid body has a rigid-body initial state".to_string());
             return;
         }
         self.initial = Some(Initial {
@@ -364,7 +467,11 @@ impl<'g> ElementBuilder<'g> {
             return Err(self.error(self.errors.join("; ")));
         }
         let nb = self.n_bodies;
-        let (nq, nv, nl, np) = (7 * nb, 6 * nb, self.constraints.len(), self.n_params);
+        let (nq, nv) = match self.kind {
+            Coordinates::VectorSpace => (self.n_coords, self.n_coords),
+            _ => (7 * nb, 6 * nb),
+        };
+        let (nl, np) = (self.constraints.len(), self.n_params);
         let phis: Vec<Id> = self.constraints.iter().map(|c| c.1).collect();
 
         // Constraints are holonomic or rheonomic: functions of (q, t) only.
@@ -554,8 +661,10 @@ impl<'g> ElementBuilder<'g> {
             }],
         ));
 
-        if self.kind == Coordinates::RigidBody {
-            roles.extend(self.owner_roles()?);
+        match self.kind {
+            Coordinates::RigidBody => roles.extend(self.owner_roles()?),
+            Coordinates::VectorSpace => roles.extend(self.vector_owner_roles()?),
+            Coordinates::Connector => {}
         }
 
         // Replace the rotation matrix symbols by Shabana's matrix of the quaternions.
@@ -600,7 +709,7 @@ impl<'g> ElementBuilder<'g> {
             nv,
             nl,
             np,
-            owns_coordinates: self.kind == Coordinates::RigidBody,
+            owns_coordinates: self.kind != Coordinates::Connector,
             outputs: out_names,
             multipliers: self.constraints.iter().map(|c| c.0.clone()).collect(),
             state_params,
@@ -611,6 +720,10 @@ impl<'g> ElementBuilder<'g> {
     /// (∂r/∂δ) T(Δ) for one sparse row: translations unchanged, the three rotation
     /// columns of body k multiplied by T_SO(3)(Δφ_k).
     fn times_tangent(&mut self, row: &Grad, tangents: &[M3]) -> Grad {
+        if self.kind == Coordinates::VectorSpace {
+            // q = q_n + Δ: the tangent operator is the identity.
+            return row.clone();
+        }
         let mut cols: BTreeMap<u32, Vec<Id>> = BTreeMap::new();
         for &(c, d) in row {
             if c % 6 < 3 {
@@ -752,6 +865,38 @@ impl<'g> ElementBuilder<'g> {
             Block::Dense { len: nl },
         ];
         (Role::Ic, out, blocks)
+    }
+
+    /// `Init` ([q₀; q̇₀]), `Update` (q + Δ) and `Scale` (|q_i|) of a vector-space element.
+    fn vector_owner_roles(&mut self) -> Result<Vec<RoleOutputs>, DiffError> {
+        let Some((q0, v0)) = self.vector_initial.take() else {
+            return Err(
+                self.error("a vector-space element needs its initial state (vector_initial)")
+            );
+        };
+        let n = self.n_coords;
+        let g = &mut *self.g;
+        let mut init = q0;
+        init.extend(v0);
+        let q: Vec<Id> = (0..n).map(|i| g.input(Slot::Q, i)).collect();
+        let update: Vec<Id> = q
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| {
+                let d = g.input(Slot::Delta, i);
+                g.add2(x, d)
+            })
+            .collect();
+        let scale: Vec<Id> = q.iter().map(|&x| g.abs(x)).collect();
+        Ok(vec![
+            (
+                Role::Init,
+                init,
+                vec![Block::Dense { len: n }, Block::Dense { len: n }],
+            ),
+            (Role::Update, update, vec![Block::Dense { len: n }]),
+            (Role::Scale, scale, vec![Block::Dense { len: n }]),
+        ])
     }
 
     /// `Init`, `Update` and `Scale` of a rigid body.

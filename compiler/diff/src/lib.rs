@@ -6,7 +6,8 @@
 //! the tangent operator ([`lie`]), the memoized chain rule (each shared node of the
 //! hash-consed DAG is differentiated once), and the roles of theory §2 (res, iter,
 //! iter_noqv, ic, init, update, scale, out, post) built from an element definition
-//! ([`ElementBuilder`]).
+//! ([`ElementBuilder`]): rigid bodies, connectors between them, and vector-space
+//! elements with Lagrange's equations from kinetic and potential energy (theory 3.1).
 //!
 //! Must not know: the fd language (the front end's lowering calls the builder), the
 //! runtime crate (its `Role`/`Block` are mirrored in [`roles`] and mapped by the

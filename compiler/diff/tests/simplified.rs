@@ -60,4 +60,5 @@ fn simplified_roles_are_bitwise_equal() {
     check(&|g| spring_damper(g, false), 27);
     check(&loads, 28);
     check(&driver, 29);
+    check(&euler_body, 30);
 }

@@ -246,6 +246,62 @@ pub fn spring_chain(g: &mut Graph, n: usize) -> ElementFunctions {
     eb.finish().unwrap()
 }
 
+/// Ḡ(θ) with ω̄ = 2 Ḡ θ̇ (theory 3.3).
+pub fn gbar_ir(g: &mut Graph, th: [Id; 4]) -> [[Id; 4]; 3] {
+    let n = th.map(|x| g.neg(x));
+    [
+        [n[1], th[0], th[3], n[2]],
+        [n[2], n[3], th[0], th[1]],
+        [n[3], th[2], n[1], th[0]],
+    ]
+}
+
+/// The rigid body with Euler parameters as a vector-space element (theory 3.1, 3.3):
+/// T = ½ m Ṙ·Ṙ + ½ ω̄ᵀJ̄ω̄ with ω̄ = 2Ḡθ̇, V = −m g·R, Φ = θ·θ − 1. Parameters
+/// [m, J1, J2, J3, g(3), q0(7), v0(7)] (21).
+pub fn euler_body(g: &mut Graph) -> ElementFunctions {
+    let mut eb = ElementBuilder::new(g, "euler_body", Coordinates::VectorSpace, 7, 21);
+    let q: Vec<Id> = (0..7).map(|i| eb.coordinate(i)).collect();
+    let qd: Vec<Id> = (0..7).map(|i| eb.velocity(i)).collect();
+    let p: Vec<Id> = (0..21).map(|i| eb.param(i)).collect();
+    let g = eb.graph();
+    let th = [q[3], q[4], q[5], q[6]];
+    let gb = gbar_ir(g, th);
+    let two = g.constant(2.0);
+    let half = g.constant(0.5);
+    let w: Vec<Id> = gb
+        .iter()
+        .map(|row| {
+            let t: Vec<Id> = (0..4).map(|j| g.mul(row[j], qd[3 + j])).collect();
+            let s = g.sum(&t).unwrap();
+            g.mul(two, s)
+        })
+        .collect();
+    let rd = [qd[0], qd[1], qd[2]];
+    let rr = g.dot(rd, rd);
+    let tt = g.mul(p[0], rr);
+    let mut terms = vec![tt];
+    for i in 0..3 {
+        let w2 = g.powi(w[i], 2);
+        terms.push(g.mul(p[1 + i], w2));
+    }
+    let s = g.sum(&terms).unwrap();
+    let kinetic = g.mul(half, s);
+    let gr = g.dot([p[4], p[5], p[6]], [q[0], q[1], q[2]]);
+    let mgr = g.mul(p[0], gr);
+    let potential = g.neg(mgr);
+    let tq = g.dot([th[0], th[1], th[2]], [th[0], th[1], th[2]]);
+    let t3 = g.powi(th[3], 2);
+    let tt = g.add2(tq, t3);
+    let one = g.constant(1.0);
+    let norm = g.sub(tt, one);
+    eb.lagrangian(kinetic, potential);
+    eb.constrain("norm", norm);
+    eb.vector_initial(p[7..14].to_vec(), p[14..21].to_vec());
+    eb.output_v3("omega_body", [w[0], w[1], w[2]]);
+    eb.finish().unwrap()
+}
+
 // ---------------------------------------------------------------- evaluation
 
 /// Inputs of one evaluation.
