@@ -85,6 +85,9 @@ pub struct StepReport {
     pub correction: f64,
 }
 
+/// Most steps whose wall-clock time is recorded with `Settings::timing`.
+pub const MAX_TIMED_STEPS: usize = 1 << 20;
+
 /// Threshold of the initial position check ‖Φ(q₀, 0)‖∞.
 pub const POSITION_TOL: f64 = 1e-10;
 
@@ -994,7 +997,12 @@ impl System {
         self.stats = RunStats::default();
         self.step_times = Vec::new();
         if settings.timing {
-            let n = (settings.end / settings.step).ceil().min(1e8) as usize + 16;
+            // Room for the steps to `end` (at most 2^20 = 8 MiB); steps beyond it are
+            // not timed rather than allocate during stepping.
+            let n = (settings.end / settings.step)
+                .ceil()
+                .min(MAX_TIMED_STEPS as f64) as usize
+                + 16;
             self.step_times.reserve_exact(n);
         }
         self.initialized = true;

@@ -638,6 +638,64 @@ pub fn free_body(m: f64, j: [f64; 3], theta0: [f64; 4], w0: [f64; 3]) -> Model {
     }
 }
 
+// ---------------------------------------------------------------- driver (rheonomic)
+
+// Prescribes the position of a 1-D mass: Φ = x − a sin(ωt). p = [a, ω].
+element_fn!(driver_res, (1, 1, 1, 2, 3), |io| {
+    let (a, w) = (io.p[0], io.p[1]);
+    let bh2 = io.c[1] * io.c[3] * io.c[3];
+    io.out[0] = io.l[0];
+    io.out[1] = (io.q[0] - a * (w * io.t).sin()) / bh2;
+    io.out[2] = io.l[0];
+});
+element_fn!(driver_iter, (1, 1, 1, 2, 2), |io| {
+    io.out.copy_from_slice(&[1.0, 1.0]);
+});
+element_fn!(driver_ic, (1, 1, 1, 2, 5), |io| {
+    let (a, w, t) = (io.p[0], io.p[1], io.t);
+    // B = 1, Q − h = 0, Φ, Φ_t, −Φ_tt
+    io.out.copy_from_slice(&[
+        1.0,
+        0.0,
+        io.q[0] - a * (w * t).sin(),
+        -a * w * (w * t).cos(),
+        -a * w * w * (w * t).sin(),
+    ]);
+});
+
+pub fn driver1() -> ElementType {
+    make_type(TypeSpec {
+        name: "driver",
+        nq: 1,
+        nv: 1,
+        nl: 1,
+        np: 2,
+        owner: false,
+        outputs: vec![],
+        multipliers: vec!["drive.lambda".into()],
+        roles: vec![
+            (Role::Res, driver_res, vec![dense(1), dense(1), dense(1)]),
+            (
+                Role::Iter,
+                driver_iter,
+                vec![sparse(2, 2, &[(0, 1), (1, 0)])],
+            ),
+            (
+                Role::Ic,
+                driver_ic,
+                vec![
+                    sparse(1, 1, &[]),
+                    sparse(1, 1, &[(0, 0)]),
+                    dense(1),
+                    dense(1),
+                    dense(1),
+                    dense(1),
+                ],
+            ),
+        ],
+    })
+}
+
 // ---------------------------------------------------------------- element state
 
 // A connector on a 1-D mass without force whose state parameter p[0] counts accepted
