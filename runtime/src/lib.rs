@@ -4,8 +4,10 @@
 //! sparsity, element instances with parameters and local-to-global index maps
 //! ([`model`]), scatter assembly into a fixed sparse pattern ([`assembly`]), linear
 //! solvers behind one trait ([`linear`]: sparse and dense LU from faer), HHT in the
-//! Arnold–Brüls and Negrut forms with Newton, initial conditions, step size control,
-//! real-time stepping and result channels ([`system`]).
+//! Arnold–Brüls and Negrut forms with Newton, initial conditions (with the removal of
+//! redundant constraints), step size control, real-time stepping and result channels
+//! ([`system`]). It must not know what an element is physically: only sizes, maps,
+//! block layouts and the names of outputs and multipliers (for messages).
 //!
 //! **Architecture invariant:** the runtime depends on no compiler crate and knows no
 //! physics. It never sees an expression; it calls function pointers of the fixed

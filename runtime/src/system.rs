@@ -1325,17 +1325,10 @@ impl System {
         Ok(Outcome::Accepted { theta })
     }
 
+    /// Column of a value index in the iteration matrix pattern.
     fn jp_col_of(&self, pos: usize) -> usize {
-        // Column of a value index in the iteration matrix pattern.
-        match self.jp.col_ptr.binary_search(&pos) {
-            Ok(mut j) => {
-                while j + 1 < self.jp.col_ptr.len() && self.jp.col_ptr[j + 1] == pos {
-                    j += 1;
-                }
-                j.min(self.jp.n.saturating_sub(1))
-            }
-            Err(j) => j - 1,
-        }
+        let j = self.jp.col_ptr.partition_point(|&c| c <= pos);
+        j.saturating_sub(1).min(self.jp.n.saturating_sub(1))
     }
 
     fn largest_residual(&self) -> &str {

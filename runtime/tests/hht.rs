@@ -189,8 +189,21 @@ fn torque_free_rigid_body_conserves_momentum_and_energy() {
     let mut s = fixed(1e-3, 10.0, Form::ArnoldBruls);
     s.output_every = 0.01;
     s.alpha = -0.05;
-    let (sink, stats) = run(free_body(1.0, j, th, w0), &s);
+    // A translational velocity too: linear momentum m v is constant, R = v t.
+    let mut model = free_body(2.0, j, th, w0);
+    model.instances[0].params[11..14].copy_from_slice(&[0.5, -1.0, 0.25]);
+    let mut sys = System::new(model).unwrap();
+    let mut sink = MemorySink::default();
+    let stats = sys.run(&s, &mut sink).unwrap();
     assert_eq!(stats.rejected, 0);
+    for (i, v) in [0.5, -1.0, 0.25].iter().enumerate() {
+        assert!((sys.v()[i] - v).abs() < 1e-12, "linear velocity {i}");
+        assert!(
+            (sys.q()[i] - v * 10.0).abs() < 1e-9,
+            "position {i}: {}",
+            sys.q()[i]
+        );
+    }
     let l: Vec<Vec<f64>> = ["body.Lx", "body.Ly", "body.Lz"]
         .iter()
         .map(|n| sink.channel(n).unwrap())
