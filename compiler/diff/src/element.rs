@@ -308,10 +308,26 @@ impl<'g> ElementBuilder<'g> {
         self.g.input(Slot::T, 0)
     }
 
-    /// The exact time derivative along the motion: (∂e/∂δ) v + ∂e/∂t (theory 4.2).
-    /// `e` must be a function of the configuration and time.
+    /// The exact time derivative along the motion: (∂e/∂δ) v + ∂e/∂t (theory 4.2),
+    /// plus (∂e/∂v) v̇ if `e` depends on the velocities (e.g. the rate of a velocity
+    /// measure, for outputs). `e` must not depend on v̇ or λ.
     pub fn rate(&mut self, e: Id) -> Id {
-        let r = self.differ.partial(self.g, Family::Rate, e, 0);
+        if ad::cone_any(self.g, &[e], |op| {
+            matches!(op, Op::Input(Slot::Vdot | Slot::Lambda, _))
+        }) {
+            self.errors
+                .push("rate of an expression that depends on accelerations or multipliers".into());
+        }
+        let mut terms: Vec<Id> = self
+            .differ
+            .partial(self.g, Family::Rate, e, 0)
+            .into_iter()
+            .collect();
+        for (i, d) in self.differ.grad(self.g, Family::V, e) {
+            let a = self.g.input(Slot::Vdot, i as usize);
+            terms.push(mul_s(self.g, d, a));
+        }
+        let r = sum_opt(self.g, &terms);
         or_zero(self.g, r)
     }
 
@@ -401,6 +417,16 @@ impl<'g> ElementBuilder<'g> {
     /// A generalized force s conjugate to a measure m (a function of the configuration
     /// and time): Q += s (∂ṁ/∂v)ᵀ = s (∂m/∂δ)ᵀ.
     pub fn generalized(&mut self, s: Id, measure: Id) {
+        if ad::cone_any(self.g, &[measure], |op| {
+            matches!(op, Op::Input(Slot::V | Slot::Vdot | Slot::Lambda, _))
+        }) {
+            self.errors.push(
+                "a generalized force needs a measure of the configuration and time; this \
+                 one depends on velocities, accelerations or multipliers"
+                    .into(),
+            );
+            return;
+        }
         let gd = self.differ.grad(self.g, Family::Delta, measure);
         for (i, d) in gd {
             let t = mul_s(self.g, s, d);

@@ -155,6 +155,41 @@ fn check_rate(g: &Graph, ef: &ElementFunctions, s: &State, value: usize, rate: u
     assert_rel(&[got], &[fd], TOL, &format!("{}: rate", ef.name));
 }
 
+/// rate of a velocity-dependent expression: d/ds along q∘exp(s v + s²/2 v̇),
+/// v + s v̇ (exact to O(s³) on the group, so the central difference is O(ε²)).
+#[test]
+fn rate_of_a_velocity_measure_includes_the_accelerations() {
+    let mut g = Graph::new();
+    let ef = spring_damper(&mut g, false);
+    let mut r = rng(17);
+    for _ in 0..3 {
+        let p = spring_params(&mut r);
+        let s = random_state(&mut r, &ef, p);
+        let eps = 1e-5;
+        let at = |ds: f64| {
+            let mut sp = s.clone();
+            let d: Vec<f64> = (0..ef.nv)
+                .map(|i| s.v[i] * ds + 0.5 * ds * ds * s.vdot[i])
+                .collect();
+            sp.q = perturb(&s.q, &d);
+            sp.v = (0..ef.nv).map(|i| s.v[i] + ds * s.vdot[i]).collect();
+            sp.t += ds;
+            eval(&g, &ef, Role::Out, &sp)[1]
+        };
+        let fd = (at(eps) - at(-eps)) / (2.0 * eps);
+        let got = eval(&g, &ef, Role::Out, &s)[2];
+        assert_rel(&[got], &[fd], TOL, "rate of l̇");
+    }
+    let mut eb = ElementBuilder::new(&mut g, "bad_rate", Coordinates::Connector, 1, 0);
+    let b = eb.body(0);
+    let _ = eb.rate(b.acc[0]);
+    assert!(eb.finish().unwrap_err().message.contains("rate"));
+    let mut eb = ElementBuilder::new(&mut g, "bad_measure", Coordinates::Connector, 1, 0);
+    let b = eb.body(0);
+    eb.generalized(b.rdot[0], b.rdot[1]);
+    assert!(eb.finish().unwrap_err().message.contains("measure"));
+}
+
 fn unknowns(r: &mut StdRng, ef: &ElementFunctions) -> Vec<f64> {
     uniform(r, ef.nv + ef.nl, -1.0, 1.0)
 }

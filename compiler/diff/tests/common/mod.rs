@@ -150,7 +150,7 @@ pub fn revolute(g: &mut Graph) -> ElementFunctions {
 
 /// Spring–damper between u1 on body 1 and u2 on body 2 (theory 5.3): l = |P2 − P1|,
 /// s = k(l − l0) + d l̇ + f0, s e on body 1 at P1, −s e on body 2 at P2. Parameters
-/// [u1(3), u2(3), k, d, l0, f0]. Outputs `l` and `ldot` (= rate(l)).
+/// [u1(3), u2(3), k, d, l0, f0]. Outputs `l`, `ldot` = rate(l), `lddot` = rate(ldot).
 pub fn spring_damper(g: &mut Graph, via_generalized: bool) -> ElementFunctions {
     let mut eb = ElementBuilder::new(g, "spring_damper", Coordinates::Connector, 2, 10);
     let b1 = eb.body(0);
@@ -182,6 +182,8 @@ pub fn spring_damper(g: &mut Graph, via_generalized: bool) -> ElementFunctions {
     }
     eb.output("l", l);
     eb.output("ldot", ldot);
+    let lddot = eb.rate(ldot);
+    eb.output("lddot", lddot);
     eb.finish().unwrap()
 }
 
