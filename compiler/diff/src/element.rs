@@ -350,6 +350,28 @@ impl<'g> ElementBuilder<'g> {
         self.g.v3_add(b.rdot, awu)
     }
 
+    /// a_P(u) = R̈ + A(ω̄̇ × u + ω̄ × (ω̄ × u)) (theory 4.1; for outputs, never in force
+    /// laws).
+    pub fn point_acceleration(&mut self, b: &BodyKin, u: V3) -> V3 {
+        if b.index.is_none() {
+            return b.acc;
+        }
+        let au = self.g.cross(b.alpha_bar, u);
+        let wu = self.g.cross(b.omega_bar, u);
+        let wwu = self.g.cross(b.omega_bar, wu);
+        let s = self.g.v3_add(au, wwu);
+        let a = mat_vec_s(self.g, b.a, s, false);
+        self.g.v3_add(b.acc, a)
+    }
+
+    /// ω̇ = A ω̄̇ (global; outputs only).
+    pub fn angular_acceleration(&mut self, b: &BodyKin) -> V3 {
+        if b.index.is_none() {
+            return b.alpha_bar;
+        }
+        mat_vec_s(self.g, b.a, b.alpha_bar, false)
+    }
+
     /// ω = A ω̄ (global).
     pub fn omega(&mut self, b: &BodyKin) -> V3 {
         if b.index.is_none() {

@@ -190,6 +190,38 @@ fn rate_of_a_velocity_measure_includes_the_accelerations() {
     assert!(eb.finish().unwrap_err().message.contains("measure"));
 }
 
+/// The closed forms a_P = R̈ + A(ω̄̇ × u + ω̄ × (ω̄ × u)) and ω̇ = A ω̄̇ equal the
+/// rates of v_P and ω (two independent constructions).
+#[test]
+fn point_acceleration_is_the_rate_of_the_point_velocity() {
+    let mut g = Graph::new();
+    let mut eb = ElementBuilder::new(&mut g, "sensor", Coordinates::Connector, 1, 3);
+    let b = eb.body(0);
+    let u = [0, 1, 2].map(|i| eb.param(i));
+    let vp = eb.point_velocity(&b, u);
+    let ap = eb.point_acceleration(&b, u);
+    let w = eb.omega(&b);
+    let wd = eb.angular_acceleration(&b);
+    let rates = [vp, w].map(|x| x.map(|c| eb.rate(c)));
+    eb.output_v3("a", ap);
+    eb.output_v3("wdot", wd);
+    eb.output_v3("rate_v", rates[0]);
+    eb.output_v3("rate_w", rates[1]);
+    let ef = eb.finish().unwrap();
+    let mut r = rng(18);
+    for _ in 0..3 {
+        let p = uniform(&mut r, 3, -1.0, 1.0);
+        let s = random_state(&mut r, &ef, p);
+        let out = eval(&g, &ef, Role::Out, &s);
+        assert_rel(&out[..6], &out[6..], 1e-14, "a_P, ω̇");
+        // And against nalgebra.
+        let a = rot(&s.q[3..7]);
+        let (wb, ab, u) = (v3(&s.v[3..6]), v3(&s.vdot[3..6]), v3(&s.p));
+        let want = v3(&s.vdot[0..3]) + a * (ab.cross(&u) + wb.cross(&wb.cross(&u)));
+        assert_rel(&out[..3], want.as_slice(), 1e-14, "a_P vs nalgebra");
+    }
+}
+
 fn unknowns(r: &mut StdRng, ef: &ElementFunctions) -> Vec<f64> {
     uniform(r, ef.nv + ef.nl, -1.0, 1.0)
 }
