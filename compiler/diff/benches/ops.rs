@@ -87,7 +87,7 @@ fn main() {
     println!();
     println!("| chain of N springs (one element, N+1 bodies) | N | iter ops | iter ops / N | iter nnz | build ms |");
     println!("|---|---|---|---|---|---|");
-    for n in [10, 25, 50, 100] {
+    for n in [10, 25, 50, 100, 200, 400] {
         let (g, ef, ms) = build(3, &|g| common::spring_chain(g, n));
         let (iter, nnz) = ops(&g, &ef, Role::Iter);
         println!(

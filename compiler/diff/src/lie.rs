@@ -113,7 +113,8 @@ pub fn tangent_so3(g: &mut Graph, psi: V3) -> M3 {
     let thr = g.constant(TAYLOR_THRESHOLD * TAYLOR_THRESHOLD);
     let a = g.select(Cmp::Lt, phi2, thr, a_taylor, a_closed);
     let b = g.select(Cmp::Lt, phi2, thr, b_taylor, b_closed);
-    let sq = psi.map(|x| g.powi(x, 2));
+    // The same products as in φ² = ψ·ψ, so they are shared.
+    let sq = psi.map(|x| g.mul(x, x));
     let mut diag = |j: usize, k: usize| {
         let s = g.add2(sq[j], sq[k]);
         let t = g.mul(b, s);
