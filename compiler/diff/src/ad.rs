@@ -210,12 +210,14 @@ impl Differ {
             }
             Op::Pow(a, b) => {
                 let (ga, gb) = (get(a).clone(), get(b).clone());
-                // ∂/∂a = b·a^b/a, ∂/∂b = a^b·ln a
+                // ∂/∂a = b·a^(b−1) (not b·a^b/a, which is 0/0 at a = 0), ∂/∂b = a^b·ln a
                 let ta = if ga.is_empty() {
                     ga
                 } else {
-                    let nb = g.mul(b, n);
-                    let p = g.div(nb, a);
+                    let one = g.constant(1.0);
+                    let bm1 = g.sub(b, one);
+                    let pw = g.pow(a, bm1);
+                    let p = g.mul(b, pw);
                     scale_all(g, Partial::Mul(p), &ga)
                 };
                 let tb = if gb.is_empty() {
