@@ -676,3 +676,57 @@ fn iteration_matrix_with_small_increments() {
         assert!(phi < 1e-4, "the test must exercise the Taylor branch");
     }
 }
+
+/// More than two bodies in one element: the local numbering of bodies 2 and 3
+/// (q[7k..], v[6k..], the symbols 9k + 3i + j) in every role. Springs between the
+/// centres of consecutive bodies, a constraint between the axes of bodies 2 and 3, and
+/// a force at a body point of body 3.
+#[test]
+fn four_body_element_roles() {
+    let mut g = Graph::new();
+    let mut eb = ElementBuilder::new(&mut g, "four", Coordinates::Connector, 4, 0);
+    let bodies: Vec<_> = (0..4).map(|k| eb.body(k)).collect();
+    for w in bodies.windows(2) {
+        let g = eb.graph();
+        let d = g.v3_sub(w[1].r, w[0].r);
+        let l = g.norm(d);
+        let ldot = eb.rate(l);
+        let g = eb.graph();
+        let c = g.constant(0.3);
+        let dl = g.mul(c, ldot);
+        let s = g.add2(l, dl);
+        let ms = g.neg(s);
+        eb.generalized(ms, l);
+    }
+    let g2 = eb.graph();
+    let x = g2.v3_const([0.3, -0.5, 0.8]);
+    let y = g2.v3_const([0.1, 0.9, 0.2]);
+    let ax = eb.axis(&bodies[2], x);
+    let ay = eb.axis(&bodies[3], y);
+    let g2 = eb.graph();
+    let phi = g2.dot(ax, ay);
+    eb.constrain("perp", phi);
+    let u = eb.graph().v3_const([0.2, 0.1, -0.4]);
+    let f = eb.graph().v3_const([1.0, -2.0, 0.5]);
+    eb.force(&bodies[3], f, u);
+    let ef = eb.finish().unwrap();
+    assert_eq!((ef.nq, ef.nv, ef.nl), (28, 24, 1));
+    let mut r = rng(19);
+    for _ in 0..2 {
+        let s = random_state(&mut r, &ef, vec![]);
+        check_b(&g, &ef, &s);
+        check_ic_time(&g, &ef, &s);
+        let x = unknowns(&mut r, &ef);
+        check_iter(&g, &ef, Role::Iter, &ef, &s, &x);
+        // Bodies 0 and 3 are not coupled: no entries between their dofs.
+        let sx = discrete_state(&s, ef.nv, &x);
+        let j = blocks(&ef, Role::Iter, &eval(&g, &ef, Role::Iter, &sx)).remove(0);
+        let n = ef.nv + ef.nl;
+        for a in 0..6 {
+            for b in 18..24 {
+                assert_eq!(j[a * n + b], 0.0);
+                assert_eq!(j[b * n + a], 0.0);
+            }
+        }
+    }
+}
