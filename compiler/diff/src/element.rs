@@ -449,6 +449,11 @@ impl<'g> ElementBuilder<'g> {
             );
             return;
         }
+        if let Some(bad) = self.foreign_leaf(&[measure]) {
+            self.errors
+                .push(format!("measure of a generalized force: {bad}"));
+            return;
+        }
         let gd = self.differ.grad(self.g, Family::Delta, measure);
         for (i, d) in gd {
             let t = mul_s(self.g, s, d);
@@ -509,10 +514,74 @@ impl<'g> ElementBuilder<'g> {
         }
     }
 
+    /// The first leaf in the cones of `roots` that is not an input of this element
+    /// (an index beyond its sizes, or a symbol that is no connected body's rotation
+    /// matrix), described for an error message.
+    fn foreign_leaf(&self, roots: &[Id]) -> Option<String> {
+        let nv = match self.kind {
+            Coordinates::VectorSpace => self.n_coords,
+            _ => 6 * self.n_bodies,
+        };
+        let nq = match self.kind {
+            Coordinates::VectorSpace => self.n_coords,
+            _ => 7 * self.n_bodies,
+        };
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = roots.to_vec();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            let op = self.g.op(n);
+            match op {
+                Op::Input(slot, i) => {
+                    let size = match slot {
+                        Slot::Q => nq,
+                        Slot::V | Slot::Vdot | Slot::Delta => nv,
+                        Slot::Lambda => self.constraints.len(),
+                        Slot::P => self.n_params,
+                        Slot::C => 4,
+                        Slot::T => 1,
+                    };
+                    if i as usize >= size {
+                        return Some(format!(
+                            "input {}[{i}] read, but the element has {size} of them",
+                            slot.name()
+                        ));
+                    }
+                }
+                Op::Sym(s) if s as usize >= 9 * self.n_bodies => {
+                    return Some(format!(
+                        "symbol s{s} is not the rotation matrix of a connected body"
+                    ));
+                }
+                _ => stack.extend(op.operands()),
+            }
+        }
+        None
+    }
+
     /// Derives every role.
     pub fn finish(mut self) -> Result<ElementFunctions, DiffError> {
         if !self.errors.is_empty() {
             return Err(self.error(self.errors.join("; ")));
+        }
+        let mut roots: Vec<Id> = self.constraints.iter().map(|c| c.1).collect();
+        roots.extend(self.loads.iter().flatten().map(|l| l.0));
+        roots.extend(self.outputs.iter().map(|o| o.1));
+        roots.extend(self.states.iter().map(|s| s.1));
+        if let Some(i) = &self.initial {
+            roots.extend(i.position);
+            roots.extend(i.orientation);
+            roots.extend(i.velocity);
+            roots.extend(i.angular_velocity);
+        }
+        if let Some((q0, v0)) = &self.vector_initial {
+            roots.extend(q0);
+            roots.extend(v0);
+        }
+        if let Some(bad) = self.foreign_leaf(&roots) {
+            return Err(self.error(bad));
         }
         let nb = self.n_bodies;
         let (nq, nv) = match self.kind {

@@ -642,6 +642,23 @@ fn bad_input_is_an_error_not_a_panic() {
     let s = eb.graph().sym(1000);
     eb.output("s", s);
     assert!(eb.finish().unwrap_err().message.contains("symbol"));
+
+    // Inputs and symbols beyond the element's sizes, built through the graph.
+    let mut eb = ElementBuilder::new(&mut g, "far", Coordinates::Connector, 1, 0);
+    let far = eb.graph().input(Slot::Q, 100);
+    eb.generalized(far, far);
+    let err = eb.finish().unwrap_err();
+    assert!(err.message.contains("q[100]"), "{err}");
+    let mut eb = ElementBuilder::new(&mut g, "far", Coordinates::Connector, 1, 0);
+    let s = eb.graph().sym(9 * 5);
+    eb.generalized(s, s);
+    assert!(eb.finish().unwrap_err().message.contains("symbol"));
+    let mut eb = ElementBuilder::new(&mut g, "far", Coordinates::Connector, 1, 0);
+    let far = eb.graph().input(Slot::Lambda, 0);
+    let b = eb.body(0);
+    let z = eb.graph().v3_const([0.0; 3]);
+    eb.force(&b, [far, far, far], z);
+    assert!(eb.finish().unwrap_err().message.contains("lambda[0]"));
 }
 
 /// The iteration matrix at increments whose rotation is below the Taylor threshold of
