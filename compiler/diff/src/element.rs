@@ -242,6 +242,9 @@ impl<'g> ElementBuilder<'g> {
     /// −(∂p/∂q̇) q̈ with p = ∂T/∂q̇ (the mass matrix part), −(∂V/∂q), and the
     /// gyroscopic part −((∂p/∂q) q̇ + ∂p/∂t − ∂T/∂q), i.e. −h of the kinetic energy.
     pub fn lagrangian(&mut self, kinetic: Id, potential: Id) {
+        if !self.exists(&[kinetic, potential]) {
+            return;
+        }
         if self.kind != Coordinates::VectorSpace {
             self.errors
                 .push("a Lagrangian belongs to a vector-space element".to_string());
@@ -312,6 +315,9 @@ impl<'g> ElementBuilder<'g> {
     /// plus (∂e/∂v) v̇ if `e` depends on the velocities (e.g. the rate of a velocity
     /// measure, for outputs). `e` must not depend on v̇ or λ.
     pub fn rate(&mut self, e: Id) -> Id {
+        if !self.exists(&[e]) {
+            return self.g.constant(f64::NAN);
+        }
         if ad::cone_any(self.g, &[e], |op| {
             matches!(op, Op::Input(Slot::Vdot | Slot::Lambda, _))
         }) {
@@ -333,6 +339,9 @@ impl<'g> ElementBuilder<'g> {
 
     /// P(u) = R + A u for a body-fixed u.
     pub fn point(&mut self, b: &BodyKin, u: V3) -> V3 {
+        if !self.exists(&u) {
+            return self.g.v3_const([f64::NAN; 3]);
+        }
         if b.index.is_none() {
             return u;
         }
@@ -342,6 +351,9 @@ impl<'g> ElementBuilder<'g> {
 
     /// v_P(u) = Ṙ + A(ω̄ × u).
     pub fn point_velocity(&mut self, b: &BodyKin, u: V3) -> V3 {
+        if !self.exists(&u) {
+            return self.g.v3_const([f64::NAN; 3]);
+        }
         if b.index.is_none() {
             return b.rdot;
         }
@@ -353,6 +365,9 @@ impl<'g> ElementBuilder<'g> {
     /// a_P(u) = R̈ + A(ω̄̇ × u + ω̄ × (ω̄ × u)) (theory 4.1; for outputs, never in force
     /// laws).
     pub fn point_acceleration(&mut self, b: &BodyKin, u: V3) -> V3 {
+        if !self.exists(&u) {
+            return self.g.v3_const([f64::NAN; 3]);
+        }
         if b.index.is_none() {
             return b.acc;
         }
@@ -382,6 +397,9 @@ impl<'g> ElementBuilder<'g> {
 
     /// A b for a body-fixed direction b.
     pub fn axis(&mut self, b: &BodyKin, u: V3) -> V3 {
+        if !self.exists(&u) {
+            return self.g.v3_const([f64::NAN; 3]);
+        }
         if b.index.is_none() {
             return u;
         }
@@ -405,6 +423,9 @@ impl<'g> ElementBuilder<'g> {
 
     /// A force f (global) at the body-fixed point `at`: Q_R += f, Q_ω̄ += at × Aᵀf.
     pub fn force(&mut self, b: &BodyKin, f: V3, at: V3) {
+        if !self.exists(&[f, at].concat()) {
+            return;
+        }
         let Some(k) = b.index else { return };
         for (i, &fi) in f.iter().enumerate() {
             self.load(6 * k + i, fi);
@@ -421,6 +442,9 @@ impl<'g> ElementBuilder<'g> {
 
     /// A torque m (global): Q_ω̄ += Aᵀ m.
     pub fn torque(&mut self, b: &BodyKin, m: V3) {
+        if !self.exists(&m) {
+            return;
+        }
         let Some(k) = b.index else { return };
         let mb = mat_vec_s(self.g, b.a, m, true);
         for (i, &mi) in mb.iter().enumerate() {
@@ -430,6 +454,9 @@ impl<'g> ElementBuilder<'g> {
 
     /// A torque m̄ in body components: Q_ω̄ += m̄.
     pub fn body_torque(&mut self, b: &BodyKin, m_bar: V3) {
+        if !self.exists(&m_bar) {
+            return;
+        }
         let Some(k) = b.index else { return };
         for (i, &mi) in m_bar.iter().enumerate() {
             self.load(6 * k + 3 + i, mi);
@@ -439,6 +466,9 @@ impl<'g> ElementBuilder<'g> {
     /// A generalized force s conjugate to a measure m (a function of the configuration
     /// and time): Q += s (∂ṁ/∂v)ᵀ = s (∂m/∂δ)ᵀ.
     pub fn generalized(&mut self, s: Id, measure: Id) {
+        if !self.exists(&[s, measure]) {
+            return;
+        }
         if ad::cone_any(self.g, &[measure], |op| {
             matches!(op, Op::Input(Slot::V | Slot::Vdot | Slot::Lambda, _))
         }) {
@@ -514,6 +544,18 @@ impl<'g> ElementBuilder<'g> {
         }
     }
 
+    /// False (and an error for `finish`) if an id is not a node of the graph, e.g. one
+    /// from another graph.
+    fn exists(&mut self, ids: &[Id]) -> bool {
+        let n = self.g.len();
+        if let Some(bad) = ids.iter().find(|id| id.index() >= n) {
+            self.errors
+                .push(format!("node %{} is not in the element's graph", bad.0));
+            return false;
+        }
+        true
+    }
+
     /// The first leaf in the cones of `roots` that is not an input of this element
     /// (an index beyond its sizes, or a symbol that is no connected body's rotation
     /// matrix), described for an error message.
@@ -531,6 +573,9 @@ impl<'g> ElementBuilder<'g> {
         while let Some(n) = stack.pop() {
             if !seen.insert(n) {
                 continue;
+            }
+            if n.index() >= self.g.len() {
+                return Some(format!("node %{} is not in the element's graph", n.0));
             }
             let op = self.g.op(n);
             match op {

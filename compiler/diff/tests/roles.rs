@@ -659,6 +659,24 @@ fn bad_input_is_an_error_not_a_panic() {
     let z = eb.graph().v3_const([0.0; 3]);
     eb.force(&b, [far, far, far], z);
     assert!(eb.finish().unwrap_err().message.contains("lambda[0]"));
+
+    // A node id that is not in the graph.
+    let mut eb = ElementBuilder::new(&mut g, "alien", Coordinates::Connector, 1, 0);
+    let alien = fdc_ir::Id(u32::MAX);
+    let _ = eb.rate(alien);
+    eb.output("x", alien);
+    assert!(eb
+        .finish()
+        .unwrap_err()
+        .message
+        .contains("not in the element's graph"));
+    let mut eb = ElementBuilder::new(&mut g, "alien", Coordinates::Connector, 1, 0);
+    eb.constrain("x", alien);
+    assert!(eb
+        .finish()
+        .unwrap_err()
+        .message
+        .contains("not in the element's graph"));
 }
 
 /// The iteration matrix at increments whose rotation is below the Taylor threshold of
