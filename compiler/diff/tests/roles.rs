@@ -553,6 +553,10 @@ fn layouts_match_the_runtime_table() {
             assert_eq!(e.len(), entries.len());
         }
     }
+    // Without gyroscopic loads iter_noqv is iter, node for node.
+    let (it, _) = ef.role(Role::Iter).unwrap();
+    let (nq, _) = ef.role(Role::IterNoqv).unwrap();
+    assert_eq!(it.outputs, nq.outputs);
     let mut g = Graph::new();
     let body = rigid_body(&mut g, true);
     let roles: Vec<Role> = body.roles.iter().map(|r| r.0).collect();
