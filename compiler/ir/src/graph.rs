@@ -1,6 +1,6 @@
 //! Nodes, the hash-consing graph and IR functions.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Index of a node in a [`Graph`]. Ids are dense and in topological order: the
 /// operands of a node always have smaller ids than the node itself.
@@ -147,7 +147,9 @@ impl Op {
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
     nodes: Vec<Op>,
-    index: HashMap<Op, Id>,
+    // Fx rather than SipHash: ops are small keys from our own code (no untrusted
+    // input to defend against), and hash-consing is on every builder call.
+    index: FxHashMap<Op, Id>,
 }
 
 impl Graph {

@@ -9,8 +9,8 @@
 
 use super::lang::{to_op, Arg, FdGraph, FdLang, Konst};
 use crate::graph::{Graph, Id as NodeId, Op, Unary};
-use egg::{CostFunction, Id, Language};
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use egg::{Id, Language};
+use std::collections::{HashSet, VecDeque};
 
 /// Number of multiplications `powi(x, |n|)` performs by repeated squaring.
 fn powi_muls(n: i32) -> u32 {
@@ -79,105 +79,199 @@ pub fn node_cost(egraph: &FdGraph, node: &FdLang) -> f64 {
     }
 }
 
-/// Tree cost for egg's `Extractor`.
-pub struct TreeCost<'a>(pub &'a FdGraph);
-
-impl CostFunction<FdLang> for TreeCost<'_> {
-    type Cost = f64;
-    fn cost<C>(&mut self, enode: &FdLang, mut costs: C) -> f64
-    where
-        C: FnMut(Id) -> f64,
-    {
-        let own = node_cost(self.0, enode);
-        enode.fold(own, |sum, id| sum + costs(id))
-    }
+/// Classes sorted by id, the users of each class (parent class, node index), and
+/// the leaf nodes to start a bottom-up worklist from.
+struct Setup {
+    n_ids: usize,
+    parents: Vec<Vec<(Id, usize)>>,
+    leaves: Vec<(Id, usize)>,
 }
 
-struct Best {
-    node: FdLang,
-    /// Every class this choice needs (itself included) with the cost of the node
-    /// chosen there when this entry was computed.
-    needs: BTreeMap<Id, f64>,
-    total: f64,
-}
-
-/// Work bound of [`dag_choices`], in set entries copied. The sets grow with the
-/// depth of the expression, so long chains (a 1000-term sum) make the greedy
-/// extraction quadratic; past this budget it gives up and tree extraction is used.
-const DAG_BUDGET: usize = 1_000_000;
-
-/// Greedy DAG extraction: a choice of e-node per reachable class, or `None` when
-/// the work budget ran out.
-pub fn dag_choices(egraph: &FdGraph) -> Option<HashMap<Id, FdLang>> {
-    let mut work = 0usize;
-    // parents[c] = (parent class, node) pairs that use class c.
-    let mut parents: HashMap<Id, Vec<(Id, usize)>> = HashMap::new();
+fn setup(egraph: &FdGraph) -> Setup {
+    let n_ids = egraph
+        .classes()
+        .map(|c| usize::from(c.id) + 1)
+        .max()
+        .unwrap_or(0);
+    let mut parents: Vec<Vec<(Id, usize)>> = vec![Vec::new(); n_ids];
     let mut classes: Vec<Id> = egraph.classes().map(|c| c.id).collect();
     classes.sort();
-    let mut queue: VecDeque<(Id, usize)> = VecDeque::new();
-    let mut queued: HashSet<(Id, usize)> = HashSet::new();
+    let mut leaves = Vec::new();
     for &c in &classes {
         for (k, n) in egraph[c].nodes.iter().enumerate() {
             for &ch in n.children() {
-                parents.entry(egraph.find(ch)).or_default().push((c, k));
+                parents[usize::from(egraph.find(ch))].push((c, k));
             }
-            if n.is_leaf() && queued.insert((c, k)) {
-                queue.push_back((c, k));
+            if n.is_leaf() {
+                leaves.push((c, k));
             }
         }
     }
-    let mut best: HashMap<Id, Best> = HashMap::new();
+    Setup {
+        n_ids,
+        parents,
+        leaves,
+    }
+}
+
+/// Tree-cost extraction (each use of a class pays for it again), by a bottom-up
+/// worklist so that deep chains settle in one pass. All operations cost > 0, so the
+/// cheapest choices never form a cycle.
+///
+/// With `paid`, a class marked there costs its users nothing (it is computed anyway,
+/// by the previous extraction); that is one round of [`iterate`]. Then choices may
+/// form a cycle, which [`build`] detects.
+pub fn tree_choices(egraph: &FdGraph, paid: Option<&[bool]>) -> Vec<Option<FdLang>> {
+    let Setup {
+        n_ids,
+        parents,
+        leaves,
+    } = setup(egraph);
+    let mut best: Vec<Option<(f64, FdLang)>> = vec![None; n_ids];
+    let mut queue: VecDeque<(Id, usize)> = leaves.into_iter().collect();
+    let mut queued: HashSet<(Id, usize)> = queue.iter().copied().collect();
     while let Some((c, k)) = queue.pop_front() {
         queued.remove(&(c, k));
         let node = &egraph[c].nodes[k];
-        let kids: Vec<Id> = node.children().iter().map(|&ch| egraph.find(ch)).collect();
-        if kids.iter().any(|ch| !best.contains_key(ch)) {
-            continue;
-        }
-        // Union of the children's sets, starting from the largest to copy least.
-        let mut order = kids.clone();
-        order.sort_by_key(|ch| std::cmp::Reverse(best[ch].needs.len()));
-        let mut needs = order
-            .first()
-            .map(|ch| best[ch].needs.clone())
-            .unwrap_or_default();
-        for ch in order.iter().skip(1) {
-            for (&k2, &v) in &best[ch].needs {
-                needs.insert(k2, v);
+        let mut total = node_cost(egraph, node);
+        let mut ready = true;
+        for &ch in node.children() {
+            let ci = usize::from(egraph.find(ch));
+            match &best[ci] {
+                Some(_) if paid.is_some_and(|p| p.get(ci) == Some(&true)) => {}
+                Some((cost, _)) => total += cost,
+                None => {
+                    ready = false;
+                    break;
+                }
             }
         }
-        work += needs.len();
-        if work > DAG_BUDGET {
-            return None;
+        if !ready {
+            continue;
         }
-        if needs.contains_key(&c) {
-            continue; // the choice would need its own class: a cycle
-        }
-        needs.insert(c, node_cost(egraph, node));
-        let total: f64 = needs.values().sum();
-        let better = match best.get(&c) {
+        let slot = &mut best[usize::from(c)];
+        let better = match slot {
             None => true,
-            Some(b) => total < b.total - 1e-9,
+            Some((b, _)) => total < *b - 1e-9,
         };
         if better {
-            best.insert(
-                c,
-                Best {
-                    node: node.clone(),
-                    needs,
-                    total,
-                },
-            );
-            if let Some(ps) = parents.get(&c) {
-                for &p in ps {
-                    if queued.insert(p) {
-                        queue.push_back(p);
-                    }
+            *slot = Some((total, node.clone()));
+            for &p in &parents[usize::from(c)] {
+                if queued.insert(p) {
+                    queue.push_back(p);
                 }
             }
         }
     }
-    Some(best.into_iter().map(|(c, b)| (c, b.node)).collect())
+    best.into_iter().map(|b| b.map(|(_, n)| n)).collect()
+}
+
+struct Best {
+    node: FdLang,
+    /// Every class this choice needs (itself included), sorted by class, with the
+    /// cost of the node chosen there when this entry was computed.
+    needs: Vec<(Id, f64)>,
+    total: f64,
+}
+
+/// Union of two sorted `needs` lists (the left entry wins on equal classes: both
+/// come from the same class, possibly from different rounds).
+fn merge(a: &[(Id, f64)], b: &[(Id, f64)]) -> Vec<(Id, f64)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// Work bound of [`dag_choices`], in set entries copied. The sets grow with the
+/// size of what a class needs, so big derivative graphs and long chains make the
+/// greedy extraction quadratic; past this budget it gives up and [`iterate`] alone
+/// is used.
+const DAG_BUDGET: usize = 300_000;
+
+/// Greedy DAG extraction: a choice of e-node per reachable class (indexed by class
+/// id), or `None` when the work budget ran out.
+pub fn dag_choices(egraph: &FdGraph) -> Option<Vec<Option<FdLang>>> {
+    let mut work = 0usize;
+    let Setup {
+        n_ids,
+        parents,
+        leaves,
+    } = setup(egraph);
+    let mut queue: VecDeque<(Id, usize)> = leaves.into_iter().collect();
+    let mut queued: HashSet<(Id, usize)> = queue.iter().copied().collect();
+    let mut best: Vec<Option<Best>> = (0..n_ids).map(|_| None).collect();
+    while let Some((c, k)) = queue.pop_front() {
+        queued.remove(&(c, k));
+        let node = &egraph[c].nodes[k];
+        let mut kids: Vec<usize> = node
+            .children()
+            .iter()
+            .map(|&ch| usize::from(egraph.find(ch)))
+            .collect();
+        if kids.iter().any(|&ch| best[ch].is_none()) {
+            continue;
+        }
+        kids.sort_unstable();
+        kids.dedup();
+        let own = node_cost(egraph, node);
+        let mut needs: Vec<(Id, f64)> = match kids.as_slice() {
+            [] => Vec::new(),
+            [a] => best[*a].as_ref().map(|b| b.needs.clone())?,
+            [a, rest @ ..] => {
+                let mut acc = best[*a].as_ref()?.needs.clone();
+                for &r in rest {
+                    acc = merge(&acc, &best[r].as_ref()?.needs);
+                }
+                acc
+            }
+        };
+        work += needs.len();
+        if work > DAG_BUDGET {
+            return None;
+        }
+        match needs.binary_search_by(|e| e.0.cmp(&c)) {
+            Ok(_) => continue, // the choice would need its own class: a cycle
+            Err(pos) => needs.insert(pos, (c, own)),
+        }
+        let total: f64 = needs.iter().map(|e| e.1).sum();
+        let slot = &mut best[usize::from(c)];
+        let better = match slot {
+            None => true,
+            Some(b) => total < b.total - 1e-9,
+        };
+        if better {
+            *slot = Some(Best {
+                node: node.clone(),
+                needs,
+                total,
+            });
+            for &p in &parents[usize::from(c)] {
+                if queued.insert(p) {
+                    queue.push_back(p);
+                }
+            }
+        }
+    }
+    Some(best.into_iter().map(|b| b.map(|b| b.node)).collect())
 }
 
 /// Builds the chosen expressions of `roots` into a fresh graph (hash-consed, so
@@ -188,54 +282,115 @@ pub fn build(
     choice: impl Fn(Id) -> Option<FdLang>,
     roots: &[Id],
 ) -> Option<(Graph, Vec<NodeId>)> {
+    let n_ids = egraph
+        .classes()
+        .map(|c| usize::from(c.id) + 1)
+        .max()
+        .unwrap_or(0);
     let mut g = Graph::new();
-    let mut done: HashMap<Id, Arg<NodeId>> = HashMap::new();
-    let mut on_path: HashSet<Id> = HashSet::new();
+    let mut done: Vec<Option<Arg<NodeId>>> = vec![None; n_ids];
+    let mut on_path = vec![false; n_ids];
     let mut outputs = Vec::with_capacity(roots.len());
     for &root in roots {
         let root = egraph.find(root);
         // Iterative post-order (deep sums must not overflow the stack).
         let mut stack: Vec<(Id, bool)> = vec![(root, false)];
         while let Some((c, expanded)) = stack.pop() {
-            if done.contains_key(&c) {
+            let ci = usize::from(c);
+            if done[ci].is_some() {
                 continue;
             }
             if let Some(Konst::I(n)) = egraph[c].data {
-                done.insert(c, Arg::Int(n));
+                done[ci] = Some(Arg::Int(n));
                 continue;
             }
             let node = choice(c)?;
             if expanded {
-                on_path.remove(&c);
+                on_path[ci] = false;
                 let op = to_op(&node, |ch| {
-                    done.get(&egraph.find(ch))
-                        .copied()
-                        .unwrap_or(Arg::Node(NodeId(u32::MAX)))
+                    done[usize::from(egraph.find(ch))].unwrap_or(Arg::Node(NodeId(u32::MAX)))
                 })?;
                 if op.operands().iter().any(|a| a.0 == u32::MAX) {
                     return None;
                 }
-                done.insert(c, Arg::Node(g.add(op)));
+                done[ci] = Some(Arg::Node(g.add(op)));
             } else {
-                if !on_path.insert(c) {
+                if on_path[ci] {
                     return None;
                 }
+                on_path[ci] = true;
                 stack.push((c, true));
                 for &ch in node.children().iter().rev() {
                     let ch = egraph.find(ch);
-                    if on_path.contains(&ch) {
+                    if on_path[usize::from(ch)] {
                         return None;
                     }
-                    if !done.contains_key(&ch) {
+                    if done[usize::from(ch)].is_none() {
                         stack.push((ch, false));
                     }
                 }
             }
         }
-        match done.get(&root) {
-            Some(Arg::Node(id)) => outputs.push(*id),
+        match done[usize::from(root)] {
+            Some(Arg::Node(id)) => outputs.push(id),
             _ => return None,
         }
     }
     Some((g, outputs))
+}
+
+/// Classes the choices need for `roots` (false where a choice is missing).
+fn selected(egraph: &FdGraph, choices: &[Option<FdLang>], roots: &[Id]) -> Vec<bool> {
+    let mut sel = vec![false; choices.len()];
+    let mut stack: Vec<Id> = roots.iter().map(|&r| egraph.find(r)).collect();
+    while let Some(c) = stack.pop() {
+        let ci = usize::from(c);
+        if ci >= sel.len() || sel[ci] {
+            continue;
+        }
+        sel[ci] = true;
+        if let Some(n) = &choices[ci] {
+            stack.extend(n.children().iter().map(|&ch| egraph.find(ch)));
+        }
+    }
+    sel
+}
+
+/// Starting from `start` (or tree extraction), rounds of re-extraction in which
+/// what the current result computes anyway is free to reuse, each result measured
+/// by its true DAG cost (hash-consed rebuild); stops when a round does not improve.
+/// Linear per round, so it scales to derivative graphs where [`dag_choices`] runs
+/// out of budget.
+pub fn iterate(
+    egraph: &FdGraph,
+    roots: &[Id],
+    start: Option<Vec<Option<FdLang>>>,
+    rounds: usize,
+) -> Option<(f64, Graph, Vec<NodeId>)> {
+    let mut choices = start.unwrap_or_else(|| tree_choices(egraph, None));
+    let (g, outs) = build(
+        egraph,
+        |c| choices.get(usize::from(c)).cloned().flatten(),
+        roots,
+    )?;
+    let mut best = (graph_cost(&g, &outs), g, outs);
+    for _ in 0..rounds {
+        let paid = selected(egraph, &choices, roots);
+        let next = tree_choices(egraph, Some(&paid));
+        let Some((g, outs)) = build(
+            egraph,
+            |c| next.get(usize::from(c)).cloned().flatten(),
+            roots,
+        ) else {
+            break;
+        };
+        let cost = graph_cost(&g, &outs);
+        if cost < best.0 - 1e-9 {
+            best = (cost, g, outs);
+            choices = next;
+        } else {
+            break;
+        }
+    }
+    Some(best)
 }

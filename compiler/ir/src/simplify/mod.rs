@@ -12,7 +12,7 @@ pub mod lang;
 pub mod rules;
 
 use crate::graph::{Graph, Id as NodeId};
-use egg::{Extractor, Runner, StopReason};
+use egg::{Runner, StopReason};
 use lang::{from_op, ConstFold, FdGraph, FdLang, Int};
 use std::collections::HashMap;
 use std::fmt;
@@ -189,19 +189,22 @@ pub(crate) fn simplify_with(
     // All outputs go into one e-graph: CSE across outputs comes from hash-consing
     // plus whatever the rules prove equal.
     let mut egraph = FdGraph::new(ConstFold::default());
-    let mut class_of: HashMap<NodeId, egg::Id> = HashMap::new();
+    // check() made sure every needed operand is needed and comes first.
+    let mut class_of: Vec<egg::Id> = vec![egg::Id::default(); graph.len()];
     for i in needed(graph, outputs) {
-        let id = NodeId(i as u32);
-        let op = graph.op(id);
+        let op = graph.op(NodeId(i as u32));
         let mut int_class = None;
         if let crate::graph::Op::Powi(_, n) = op {
             int_class = Some(egraph.add(FdLang::Int(Int(n))));
         }
-        let node = from_op(&op, |a| class_of[&a], |_| int_class.unwrap_or_default());
-        let c = egraph.add(node);
-        class_of.insert(id, c);
+        let node = from_op(
+            &op,
+            |a| class_of[a.index()],
+            |_| int_class.unwrap_or_default(),
+        );
+        class_of[i] = egraph.add(node);
     }
-    let roots: Vec<egg::Id> = outputs.iter().map(|o| class_of[o]).collect();
+    let roots: Vec<egg::Id> = outputs.iter().map(|o| class_of[o.index()]).collect();
 
     let t_rules = Instant::now();
     let runner = Runner::<FdLang, ConstFold>::default()
@@ -240,21 +243,27 @@ pub(crate) fn simplify_with(
         return out;
     }
 
-    // Candidates: greedy DAG extraction and egg's tree extraction; keep the cheapest,
+    // Candidates: greedy DAG extraction (within its budget) and tree extraction
+    // refined by rounds that make already computed classes free; keep the cheapest,
     // and only if it does not cost more than the input.
     let t_extract = Instant::now();
     let mut best: Option<(f64, Graph, Vec<NodeId>)> = None;
     let dag = extract::dag_choices(egraph);
-    let tree = Extractor::new(egraph, extract::TreeCost(egraph));
     if dag.is_none() {
-        log::debug!("simplify: DAG extraction over budget, tree extraction only");
+        log::debug!("simplify: greedy DAG extraction over budget");
     }
     let candidates = [
-        dag.and_then(|dag| extract::build(egraph, |c| dag.get(&c).cloned(), &roots)),
-        extract::build(egraph, |c| Some(tree.find_best_node(c).clone()), &roots),
+        dag.and_then(|dag| {
+            extract::build(
+                egraph,
+                |c| dag.get(usize::from(c)).cloned().flatten(),
+                &roots,
+            )
+        })
+        .map(|(g, outs)| (graph_cost(&g, &outs), g, outs)),
+        extract::iterate(egraph, &roots, None, 4),
     ];
-    for (g, outs) in candidates.into_iter().flatten() {
-        let cost = graph_cost(&g, &outs);
+    for (cost, g, outs) in candidates.into_iter().flatten() {
         if !matches!(&best, Some(b) if b.0 <= cost) {
             best = Some((cost, g, outs));
         }

@@ -7,6 +7,8 @@
 use super::lang::{ConstFold, FdGraph, FdLang, Konst, Num};
 use crate::graph::Cmp;
 use egg::{Applier, Id, Pattern, PatternAst, Rewrite, Subst, Symbol, Var};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// The right-hand side of a rule.
 pub enum Rhs {
@@ -258,6 +260,9 @@ fn powi_nested(a: i32, b: i32) -> Option<String> {
 struct DynApplier {
     consts: Vec<Var>,
     f: fn(&[Konst]) -> Option<String>,
+    /// Parsed right-hand sides by text: a rule produces only a few distinct ones,
+    /// and parsing each time it fires was a tenth of the run time.
+    cache: Mutex<HashMap<String, Arc<Pattern<FdLang>>>>,
 }
 
 impl Applier<FdLang, ConstFold> for DynApplier {
@@ -279,13 +284,28 @@ impl Applier<FdLang, ConstFold> for DynApplier {
         let Some(text) = (self.f)(&ks) else {
             return vec![];
         };
-        match text.parse::<Pattern<FdLang>>() {
-            Ok(p) => p.apply_one(egraph, eclass, subst, None, rule_name),
-            Err(e) => {
-                log::error!("rule {rule_name}: bad right-hand side {text}: {e}");
-                vec![]
+        let pattern = {
+            let mut cache = match self.cache.lock() {
+                Ok(c) => c,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            if let Some(p) = cache.get(&text) {
+                p.clone()
+            } else {
+                match text.parse::<Pattern<FdLang>>() {
+                    Ok(p) => {
+                        let p = Arc::new(p);
+                        cache.insert(text, p.clone());
+                        p
+                    }
+                    Err(e) => {
+                        log::error!("rule {rule_name}: bad right-hand side {text}: {e}");
+                        return vec![];
+                    }
+                }
             }
-        }
+        };
+        pattern.apply_one(egraph, eclass, subst, None, rule_name)
     }
 }
 
@@ -314,7 +334,15 @@ fn make_rewrite(spec: &RuleSpec) -> Result<Rewrite<FdLang, ConstFold>, String> {
                 .iter()
                 .map(|v| v.parse::<Var>().map_err(|e| format!("{e}")))
                 .collect::<Result<Vec<_>, _>>()?;
-            Rewrite::new(spec.name, lhs, DynApplier { consts, f: *f })
+            Rewrite::new(
+                spec.name,
+                lhs,
+                DynApplier {
+                    consts,
+                    f: *f,
+                    cache: Mutex::new(HashMap::new()),
+                },
+            )
         }
     }
 }
