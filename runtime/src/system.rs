@@ -1206,6 +1206,8 @@ impl System {
             _ => settings.max_newton_iterations,
         };
         let mut prev_norm = f64::INFINITY;
+        // Velocity criterion: corrections that grow twice in a row mean divergence.
+        let (mut dvd_1, mut dvd_2) = (f64::INFINITY, f64::INFINITY);
         let mut converged = false;
         let mut cause = String::new();
         for k in 1..=max_iter {
@@ -1260,6 +1262,16 @@ impl System {
             if last_fixed || velocity_ok {
                 converged = true;
                 break;
+            }
+            if matches!(settings.newton, Newton::Velocity { .. }) {
+                if dvd > dvd_1 && dvd_1 > dvd_2 {
+                    cause = format!(
+                        "Newton diverged; largest residual at {}",
+                        self.largest_residual()
+                    );
+                    break;
+                }
+                (dvd_2, dvd_1) = (dvd_1, dvd);
             }
             if legacy {
                 let norm = (0..nv)

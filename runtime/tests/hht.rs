@@ -545,3 +545,25 @@ fn driven_mass_follows_its_prescribed_motion() {
         assert!(el < 1e-5, "{form:?}: force error {el}");
     }
 }
+
+#[test]
+fn failed_newton_halves_the_fixed_step_and_recovers() {
+    // h = 0.4 s on the pendulum: Newton does not converge from the predictor, so the
+    // step is halved (no error control) until it does, and grows back afterwards.
+    let s = Settings {
+        end: 2.0,
+        step: 0.4,
+        output_every: 0.4,
+        max_newton_iterations: 6,
+        ..Settings::default()
+    };
+    let mut sys = System::new(pendulum(1.0, [1.0, 0.0], 9.81)).unwrap();
+    let mut sink = MemorySink::default();
+    let stats = sys.run(&s, &mut sink).unwrap();
+    eprintln!("{} steps, {} rejected", stats.steps, stats.rejected);
+    assert!(stats.rejected > 0);
+    let grid: Vec<f64> = (0..6).map(|k| k as f64 * 0.4).collect();
+    assert_eq!(sink.times, grid);
+    let (x, y) = (sys.q()[0], sys.q()[1]);
+    assert!(((x * x + y * y).sqrt() - 1.0).abs() < 1e-10);
+}
