@@ -71,6 +71,9 @@ pub struct Settings {
     pub timing: bool,
     /// Redundant constraints are an error instead of a warning.
     pub strict: bool,
+    /// Newton matrix from `IterNoqv` where an element type has it (legacy option:
+    /// without the derivatives of the gyroscopic terms; converges more slowly).
+    pub iter_noqv: bool,
 }
 
 impl Default for Settings {
@@ -90,6 +93,7 @@ impl Default for Settings {
             max_newton_iterations: 10,
             timing: false,
             strict: false,
+            iter_noqv: false,
         }
     }
 }

@@ -105,6 +105,10 @@ struct Inst {
     /// Global row of every `Iter` entry and the positions before constraint removal.
     iter_row: Vec<usize>,
     iter_pos_all: Vec<usize>,
+    /// The same for `IterNoqv` (empty if the type has none).
+    noqv_pos: Vec<usize>,
+    noqv_row: Vec<usize>,
+    noqv_pos_all: Vec<usize>,
     /// Value indices in the initial-condition matrix of the M, B and Bᵀ entries.
     ic_m_pos: Vec<usize>,
     ic_b_pos: Vec<usize>,
@@ -509,6 +513,10 @@ impl System {
             for &(r, c) in sparse_entries(ty, Role::Iter, 0) {
                 j_entries.push((x_map[r as usize], x_map[c as usize]));
             }
+            let n0 = j_entries.len();
+            for &(r, c) in sparse_entries(ty, Role::IterNoqv, 0) {
+                j_entries.push((x_map[r as usize], x_map[c as usize]));
+            }
             let m0 = ic_entries.len();
             for &(r, c) in sparse_entries(ty, Role::Ic, 0) {
                 ic_entries.push((e.v_map[r as usize], e.v_map[c as usize]));
@@ -528,13 +536,21 @@ impl System {
             for m in &ty.multipliers {
                 channels.push(format!("{}.{m}", e.name));
             }
-            inst.push((e, x_map, j0..j_entries.len(), m0..b0, b0..bt0, bt0..end));
+            inst.push((
+                e,
+                x_map,
+                j0..n0,
+                n0..j_entries.len(),
+                m0..b0,
+                b0..bt0,
+                bt0..end,
+            ));
         }
         let (jp, jmap) = Pattern::build(nx, &j_entries);
         let (icp, icmap) = Pattern::build(nx, &ic_entries);
         let inst: Vec<Inst> = inst
             .into_iter()
-            .map(|(e, x_map, jr, mr, br, btr)| Inst {
+            .map(|(e, x_map, jr, nr, mr, br, btr)| Inst {
                 name: e.name,
                 ty: e.type_index,
                 params: e.params,
@@ -545,6 +561,9 @@ impl System {
                 iter_pos: jmap[jr.clone()].to_vec(),
                 iter_row: j_entries[jr.clone()].iter().map(|&(r, _)| r).collect(),
                 iter_pos_all: jmap[jr].to_vec(),
+                noqv_pos: jmap[nr.clone()].to_vec(),
+                noqv_row: j_entries[nr.clone()].iter().map(|&(r, _)| r).collect(),
+                noqv_pos_all: jmap[nr].to_vec(),
                 ic_m_pos: icmap[mr].to_vec(),
                 ic_b_pos: icmap[br.clone()].to_vec(),
                 ic_b_pos_all: icmap[br].to_vec(),
@@ -811,6 +830,11 @@ impl System {
                 let gone = r >= nv && self.removed[r - nv];
                 e.iter_pos[k] = if gone { jtrash } else { e.iter_pos_all[k] };
             }
+            for k in 0..e.noqv_pos.len() {
+                let r = e.noqv_row[k];
+                let gone = r >= nv && self.removed[r - nv];
+                e.noqv_pos[k] = if gone { jtrash } else { e.noqv_pos_all[k] };
+            }
             let entries = sparse_entries(&types[e.ty], Role::Ic, 1);
             for (k, &(r, _)) in entries.iter().enumerate() {
                 let gone = self.removed[e.lambda_map[r as usize]];
@@ -873,6 +897,7 @@ impl System {
         self.removed.fill(false);
         for e in &mut self.inst {
             e.iter_pos.copy_from_slice(&e.iter_pos_all);
+            e.noqv_pos.copy_from_slice(&e.noqv_pos_all);
             e.ic_b_pos.copy_from_slice(&e.ic_b_pos_all);
         }
         self.t = 0.0;
@@ -1107,7 +1132,9 @@ impl System {
         self.stats.residual_evaluations += 1;
     }
 
-    fn assemble_iter(&mut self, c: &[f64; 4]) {
+    /// The iteration matrix at the trial state; `noqv` takes `IterNoqv` where a type
+    /// has it (the legacy option without the derivatives of the gyroscopic terms).
+    fn assemble_iter(&mut self, c: &[f64; 4], noqv: bool) {
         self.jv.fill(0.0);
         let nv = self.nv;
         let w = View {
@@ -1120,8 +1147,14 @@ impl System {
         };
         let types = &self.table.types;
         for e in &self.inst {
-            call(types, e, Role::Iter, &mut self.s, &w, c);
-            for (k, &pos) in e.iter_pos.iter().enumerate() {
+            let use_noqv = noqv && types[e.ty].role(Role::IterNoqv).is_some();
+            let (role, positions) = if use_noqv {
+                (Role::IterNoqv, &e.noqv_pos)
+            } else {
+                (Role::Iter, &e.iter_pos)
+            };
+            call(types, e, role, &mut self.s, &w, c);
+            for (k, &pos) in positions.iter().enumerate() {
                 self.jv[pos] += self.s.out[k];
             }
         }
@@ -1213,7 +1246,7 @@ impl System {
         for k in 1..=max_iter {
             *iters += 1;
             self.stats.newton_iterations += 1;
-            self.assemble_iter(&c);
+            self.assemble_iter(&c, settings.iter_noqv);
             if let Some(pos) = self.jv[..self.jp.nnz()].iter().position(|a| !a.is_finite()) {
                 return Err(SimErrorKind::NotFinite {
                     unknown: self.labels[self.jp_col_of(pos)].clone(),

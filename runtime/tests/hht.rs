@@ -567,3 +567,29 @@ fn failed_newton_halves_the_fixed_step_and_recovers() {
     let (x, y) = (sys.q()[0], sys.q()[1]);
     assert!(((x * x + y * y).sqrt() - 1.0).abs() < 1e-10);
 }
+
+#[test]
+fn iter_noqv_converges_to_the_same_steps_more_slowly() {
+    let model = || free_body(1.0, [2.0, 3.0, 4.5], [0.9, 0.1, -0.3, 0.2], [0.3, 1.0, 2.0]);
+    let exact = fixed(1e-2, 2.0, Form::ArnoldBruls);
+    let noqv = Settings {
+        iter_noqv: true,
+        ..exact.clone()
+    };
+    let (a, sa) = run(model(), &exact);
+    let (b, sb) = run(model(), &noqv);
+    let (wa, wb) = (a.channel("body.wx").unwrap(), b.channel("body.wx").unwrap());
+    let diff = wa
+        .iter()
+        .zip(&wb)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max);
+    eprintln!(
+        "iterations per step: exact matrix {:.2}, without gyroscopic derivatives {:.2}; difference {diff:.2e}",
+        sa.newton_iterations as f64 / sa.steps as f64,
+        sb.newton_iterations as f64 / sb.steps as f64
+    );
+    // Both stop at the same velocity tolerance: the same solution to about that level.
+    assert!(diff < 1e-8, "{diff}");
+    assert!(sb.newton_iterations > sa.newton_iterations);
+}

@@ -532,6 +532,14 @@ element_fn!(rb_iter, (7, 6, 0, RB_NP, 12), |io| {
         }
     }
 });
+// The iteration matrix without the derivative of ω × Jω (the legacy `iter_noqv`).
+element_fn!(rb_iter_noqv, (7, 6, 0, RB_NP, 6), |io| {
+    let s = 1.0 / (1.0 + io.c[0]);
+    let m = io.p[0];
+    let j = inertia(io.p);
+    io.out
+        .copy_from_slice(&[m * s, m * s, m * s, j[0] * s, j[1] * s, j[2] * s]);
+});
 element_fn!(rb_ic, (7, 6, 0, RB_NP, 12), |io| {
     let m = io.p[0];
     let j = inertia(io.p);
@@ -595,6 +603,7 @@ pub fn rigid_body() -> ElementType {
         roles: vec![
             (Role::Res, rb_res, vec![dense(6), dense(0), dense(6)]),
             (Role::Iter, rb_iter, vec![sparse(6, 6, &rb_iter_entries())]),
+            (Role::IterNoqv, rb_iter_noqv, vec![sparse(6, 6, &diag(6))]),
             (
                 Role::Ic,
                 rb_ic,
