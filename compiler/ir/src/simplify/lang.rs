@@ -1,4 +1,4 @@
-//! The IR as an egg language, conversion to and from [`Graph`], and the constant
+//! The IR as an egg language, conversion to and from [`crate::Graph`], and the constant
 //! analysis (folding exactly as the interpreter computes, plus the tripwire that
 //! catches two different constants in one e-class).
 
