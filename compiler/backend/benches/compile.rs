@@ -47,16 +47,23 @@ fn quat_to_mat(g: &mut Graph, q: [Id; 4]) -> [[Id; 3]; 3] {
 /// derivative-like products (the `iter` shape).
 fn chain(n: usize) -> (Graph, Func) {
     let mut g = Graph::new();
+    let f = chain_into(&mut g, n, 1.0);
+    (g, f)
+}
+
+/// [`chain`] into an existing graph, with spring rest length `rest`.
+fn chain_into(g: &mut Graph, n: usize, rest: f64) -> Func {
+    let g = &mut *g;
     let c: Vec<Id> = (0..4).map(|i| g.input(Slot::C, i)).collect();
     let mut outputs = Vec::new();
     let mut prev: Option<(V3, V3)> = None;
     for b in 0..n {
         let qi = |g: &mut Graph, k: usize| g.input(Slot::Q, 7 * b + k);
-        let pos: V3 = [qi(&mut g, 0), qi(&mut g, 1), qi(&mut g, 2)];
-        let quat = [qi(&mut g, 3), qi(&mut g, 4), qi(&mut g, 5), qi(&mut g, 6)];
+        let pos: V3 = [qi(g, 0), qi(g, 1), qi(g, 2)];
+        let quat = [qi(g, 3), qi(g, 4), qi(g, 5), qi(g, 6)];
         let vel: V3 = std::array::from_fn(|k| g.input(Slot::V, 6 * b + k));
         let omega: V3 = std::array::from_fn(|k| g.input(Slot::V, 6 * b + 3 + k));
-        let rot = quat_to_mat(&mut g, quat);
+        let rot = quat_to_mat(g, quat);
         let arm_local = [
             g.input(Slot::P, 4 * b),
             g.input(Slot::P, 4 * b + 1),
@@ -72,7 +79,7 @@ fn chain(n: usize) -> (Graph, Func) {
         let len = g.norm(d);
         let k = g.input(Slot::P, 4 * b + 2);
         let damp = g.input(Slot::P, 4 * b + 3);
-        let rest = g.constant(1.0);
+        let rest = g.constant(rest);
         let stretch = g.sub(len, rest);
         let inv = g.div(rest, len);
         let dir = g.v3_scale(inv, d);
@@ -110,14 +117,11 @@ fn chain(n: usize) -> (Graph, Func) {
         prev = Some((attach, vattach));
     }
     let inputs = SlotSizes([7 * n, 6 * n, 0, 0, 4 * n, 4, 0, 1]);
-    (
-        g,
-        Func {
-            name: format!("chain{n}_iter"),
-            inputs,
-            outputs,
-        },
-    )
+    Func {
+        name: format!("chain{n}_iter_{rest}"),
+        inputs,
+        outputs,
+    }
 }
 
 fn per_call_ns(mut f: impl FnMut(), min_ms: f64) -> f64 {
@@ -135,99 +139,135 @@ fn per_call_ns(mut f: impl FnMut(), min_ms: f64) -> f64 {
     }
 }
 
-fn main() {
-    println!("LLVM {} (opt level 2)", fdc_backend::llvm_version());
+/// CPU time of the calling thread (compilation is single-threaded), in ms.
+fn thread_cpu_ms() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid clock id and a valid out pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 * 1e-6
+}
+
+/// Compiles cold (empty cache) and warm, measures the first function per call
+/// against the interpreter, and prints one row.
+fn row(label: &str, g: &Graph, funcs: &[Func]) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let opts = Options {
+        opt_level: 2,
+        cache: CacheMode::Dir(dir.path().to_path_buf()),
+    };
+    let c0 = thread_cpu_ms();
+    let cold = compile(g, funcs, &opts).expect("compiles");
+    let cold_cpu = thread_cpu_ms() - c0;
+    assert!(!cold.cache_hit);
+    // Best of three hits (the first may pay for page-cache misses).
+    let (mut hit, mut hit_cpu) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..3 {
+        let c0 = thread_cpu_ms();
+        let warm = compile(g, funcs, &opts).expect("compiles");
+        hit_cpu = hit_cpu.min(thread_cpu_ms() - c0);
+        assert!(warm.cache_hit);
+        hit = hit.min(warm.timings.total);
+    }
+    let f = &funcs[0];
+    let ins: Vec<Vec<f64>> = Slot::ALL
+        .iter()
+        .map(|&s| {
+            (0..f.inputs.get(s))
+                .map(|i| 0.1 + (i % 13) as f64 * 0.37)
+                .collect()
+        })
+        .collect();
+    let mut out = vec![0.0; f.outputs.len()];
+    let jit = cold.functions[0];
+    let jit_ns = per_call_ns(
+        || unsafe {
+            jit(
+                ins[0].as_ptr(),
+                ins[1].as_ptr(),
+                ins[2].as_ptr(),
+                ins[3].as_ptr(),
+                ins[4].as_ptr(),
+                ins[5].as_ptr(),
+                ins[6].as_ptr(),
+                ins[7].as_ptr(),
+                out.as_mut_ptr(),
+            );
+            std::hint::black_box(&mut out);
+        },
+        200.0,
+    );
+    let slices: interp::Inputs = std::array::from_fn(|i| ins[i].as_slice());
+    let want = interp::eval(g, &f.outputs, &slices).expect("evaluates");
+    assert!(want
+        .iter()
+        .zip(&out)
+        .all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())));
+    let interp_ns = per_call_ns(
+        || {
+            std::hint::black_box(interp::eval(g, &f.outputs, &slices).expect("evaluates"));
+        },
+        200.0,
+    );
+    let t = cold.timings;
     println!(
-        "{:>8} {:>8} {:>8} | {:>9} {:>8} {:>8} {:>8} {:>8} | {:>9} | {:>10} {:>10}",
-        "bodies",
+        "{label:<22} {:>6} {:>4} | {:>8.1} {:>8.1} {:>7.1} {:>7.1} {:>7.1} {:>6.1} | {:>6.2} {:>6.2} | {:>8.0} {:>9.0}",
+        g.len(),
+        funcs.len(),
+        t.total,
+        cold_cpu,
+        t.emit,
+        t.optimize,
+        t.codegen,
+        t.link,
+        hit,
+        hit_cpu,
+        jit_ns,
+        interp_ns
+    );
+}
+
+fn main() {
+    println!(
+        "LLVM {} (opt level 2); times in ms, per call in ns",
+        fdc_backend::llvm_version()
+    );
+    println!(
+        "{:<22} {:>6} {:>4} | {:>8} {:>8} {:>7} {:>7} {:>7} {:>6} | {:>6} {:>6} | {:>8} {:>9}",
+        "case",
         "nodes",
-        "outputs",
-        "cold ms",
+        "fns",
+        "cold",
+        "cold cpu",
         "emit",
         "opt",
         "codegen",
         "link",
-        "hit ms",
-        "jit ns",
-        "interp ns"
+        "hit",
+        "hit cpu",
+        "jit",
+        "interp"
     );
-    let sizes: Vec<usize> = std::env::args().filter_map(|a| a.parse().ok()).collect();
-    let sizes = if sizes.is_empty() {
-        vec![1, 20, 100]
-    } else {
-        sizes
-    };
-    for n in sizes {
-        let (g, f) = chain(n);
-        let dir = tempfile::tempdir().expect("temp dir");
-        let opts = Options {
-            opt_level: 2,
-            cache: CacheMode::Dir(dir.path().to_path_buf()),
-        };
-        let funcs = [f];
-        let cold = compile(&g, &funcs, &opts).expect("compiles");
-        assert!(!cold.cache_hit);
-        // Best of three hits (the first may pay for page-cache misses).
-        let mut hit = f64::INFINITY;
-        for _ in 0..3 {
-            let warm = compile(&g, &funcs, &opts).expect("compiles");
-            assert!(warm.cache_hit);
-            hit = hit.min(warm.timings.total);
-        }
-        let f = &funcs[0];
-        let ins: Vec<Vec<f64>> = Slot::ALL
-            .iter()
-            .map(|&s| {
-                (0..f.inputs.get(s))
-                    .map(|i| 0.1 + (i % 13) as f64 * 0.37)
-                    .collect()
-            })
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let want = |name: &str| args.is_empty() || args.iter().any(|a| a == name);
+    if want("module") {
+        // A model-sized module: nine functions of the one-body shape (different
+        // constants, so nothing is shared), like the roles of a few element types.
+        let mut g = Graph::new();
+        let funcs: Vec<Func> = (0..9)
+            .map(|k| chain_into(&mut g, 1, 1.0 + k as f64))
             .collect();
-        let mut out = vec![0.0; f.outputs.len()];
-        let jit = cold.functions[0];
-        let jit_ns = per_call_ns(
-            || unsafe {
-                jit(
-                    ins[0].as_ptr(),
-                    ins[1].as_ptr(),
-                    ins[2].as_ptr(),
-                    ins[3].as_ptr(),
-                    ins[4].as_ptr(),
-                    ins[5].as_ptr(),
-                    ins[6].as_ptr(),
-                    ins[7].as_ptr(),
-                    out.as_mut_ptr(),
-                );
-                std::hint::black_box(&mut out);
-            },
-            200.0,
-        );
-        let slices: interp::Inputs = std::array::from_fn(|i| ins[i].as_slice());
-        let want = interp::eval(&g, &f.outputs, &slices).expect("evaluates");
-        assert!(want
-            .iter()
-            .zip(&out)
-            .all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())));
-        let interp_ns = per_call_ns(
-            || {
-                std::hint::black_box(interp::eval(&g, &f.outputs, &slices).expect("evaluates"));
-            },
-            200.0,
-        );
-        let t = cold.timings;
-        println!(
-            "{:>8} {:>8} {:>8} | {:>9.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} | {:>9.2} | {:>10.0} {:>10.0}",
-            n,
-            g.len(),
-            f.outputs.len(),
-            t.total,
-            t.emit,
-            t.optimize,
-            t.codegen,
-            t.link,
-            hit,
-            jit_ns,
-            interp_ns
-        );
+        row("module 9 x 1-body", &g, &funcs);
+    }
+    for n in [1, 20, 100] {
+        if want(&n.to_string()) {
+            let (g, f) = chain(n);
+            row(&format!("one fn, {n}-body chain"), &g, &[f]);
+        }
     }
 }

@@ -36,7 +36,7 @@ use std::time::Instant;
 
 /// Enters the cache key: bump the suffix whenever the generated code changes for the
 /// same IR (new lowering of an op, other code model, ...).
-pub const BACKEND_VERSION: &str = concat!("fdc-backend ", env!("CARGO_PKG_VERSION"), " codegen 1");
+pub const BACKEND_VERSION: &str = concat!("fdc-backend ", env!("CARGO_PKG_VERSION"), " codegen 2");
 
 /// Where compiled objects are cached.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -155,9 +155,13 @@ pub fn llvm_version() -> String {
 
 fn init_native() -> Result<(), BackendError> {
     static INIT: OnceLock<Result<(), String>> = OnceLock::new();
-    INIT.get_or_init(|| Target::initialize_native(&InitializationConfig::default()))
-        .clone()
-        .map_err(|e| BackendError::Llvm(format!("cannot initialize the native target: {e}")))
+    INIT.get_or_init(|| {
+        Target::initialize_native(&InitializationConfig::default())?;
+        llvm14::set_global_codegen_options();
+        Ok(())
+    })
+    .clone()
+    .map_err(|e| BackendError::Llvm(format!("cannot initialize the native target: {e}")))
 }
 
 /// The CPU model code is scheduled for. All instruction set extensions of the host

@@ -77,10 +77,33 @@ pub fn call_f64<'ctx>(
         .ok_or_else(|| "call returned no value".to_string())
 }
 
-/// Runs the default new-pass-manager pipeline `default<O{level}>`.
+/// Runs the default new-pass-manager pipeline `default<O{level}>` with the C API's
+/// default tuning options (loop vectorizer on, SLP vectorizer off: on element
+/// functions it cost compile time and gained nothing measurable).
 pub fn optimize(module: &Module, tm: &TargetMachine, level: u8) -> Result<(), String> {
     let passes = format!("default<O{level}>");
     module
         .run_passes(&passes, tm, PassBuilderOptions::create())
         .map_err(|e| e.to_string())
+}
+
+/// Process-wide code generator options, set once before the first compilation.
+///
+/// `-enable-misched=false`: LLVM 14's pre-RA machine scheduler is superlinear on the
+/// huge single-block functions this crate produces (60 % of code generation, 8.6 s of
+/// 9 s for a 36 000-node function); the SelectionDAG scheduler still orders the code
+/// and the out-of-order cores we target reorder anyway (docs/performance.md).
+/// The C API offers no per-target-machine switch, so this goes through LLVM's command
+/// line parser; nothing else in an fdc process uses LLVM.
+pub fn set_global_codegen_options() {
+    use inkwell::llvm_sys::support::LLVMParseCommandLineOptions;
+    use std::ffi::CString;
+    let args: Vec<CString> = ["fdc-backend", "-enable-misched=false"]
+        .iter()
+        .map(|a| CString::new(*a).expect("no NUL in literals"))
+        .collect();
+    let argv: Vec<*const std::ffi::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+    // SAFETY: argv holds `argc` valid C strings that outlive the call; the overview
+    // may be null. Called once (under the native-target initialization lock).
+    unsafe { LLVMParseCommandLineOptions(argv.len() as i32, argv.as_ptr(), std::ptr::null()) };
 }

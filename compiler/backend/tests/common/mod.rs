@@ -105,7 +105,20 @@ pub fn leaves(g: &mut Graph) -> Vec<Id> {
             ids.push(g.input(s, i));
         }
     }
-    for c in [0.0, -0.0, 1.0, -2.5, 3.0, f64::INFINITY, f64::NAN, 0.1] {
+    // 2.0, 0.5 and -1.0 are exponents LLVM rewrites `pow` for.
+    for c in [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        2.0,
+        0.5,
+        -2.5,
+        3.0,
+        f64::INFINITY,
+        f64::NAN,
+        0.1,
+    ] {
         ids.push(g.constant(c));
     }
     ids
