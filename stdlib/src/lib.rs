@@ -3,5 +3,10 @@
 //!
 //! **Architecture invariant:** this crate holds only source text; it depends on nothing.
 
-/// Every library file: (file name, source text).
-pub const FILES: &[(&str, &str)] = &[];
+/// Every library file: (file name, source text). The front end puts all of them in
+/// scope of every model.
+pub const FILES: &[(&str, &str)] = &[
+    ("bodies.fd", include_str!("../bodies.fd")),
+    ("joints.fd", include_str!("../joints.fd")),
+    ("forces.fd", include_str!("../forces.fd")),
+];

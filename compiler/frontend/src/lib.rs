@@ -1,7 +1,265 @@
 //! The front end of the fd language: lexer (logos), parser (lalrpop), AST with spans,
-//! name resolution across `use`d files, type checking and diagnostics
-//! (codespan-reporting).
+//! name resolution across `use`d files and the standard library, type checking and
+//! diagnostics (codespan-reporting).
 //!
-//! **Architecture invariant:** the front end never fails. It returns a (possibly
-//! partial) AST plus diagnostics, so the language server can work on half-typed text.
-//! It knows nothing numeric: no IR, no LLVM, no runtime.
+//! Entry points: [`analyze_file`] and [`analyze_source`] return an [`Analysis`]: the
+//! files, the parsed modules, a resolved [`Model`] (every element type with its
+//! parameters, connections and statements; every instance; params, inputs, functions,
+//! gravity, simulate settings), the type of every checked expression, and diagnostics.
+//!
+//! **Architecture invariant:** the front end never fails and never panics. It returns a
+//! (possibly partial) AST plus diagnostics, so the language server can work on
+//! half-typed text. It knows nothing numeric: no IR, no LLVM, no runtime; numbers stay
+//! source text. The stdlib is just more fd source (`fdc_stdlib::FILES`).
+
+pub mod ast;
+mod check;
+pub mod diag;
+pub mod lexer;
+mod parse;
+#[allow(clippy::all, unused_parens, unused_imports)]
+mod grammar {
+    include!(concat!(env!("OUT_DIR"), "/grammar.rs"));
+}
+
+pub use check::{Coordinates, InstanceInfo, Model, TypeInfo, TypeParam};
+pub use diag::{did_you_mean, Diagnostic, Label, Severity, CODES};
+pub use parse::parse_module;
+
+use ast::{FileId, Item, Module, Span};
+use codespan_reporting::files::{Files, SimpleFiles};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The value types of the language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Ty {
+    Scalar,
+    Vec3,
+    Mat3,
+    Quat,
+    Body,
+    /// The result of a comparison: only an `if` condition.
+    Bool,
+    /// `[a, b, ...]` with a length other than a vec3/mat3: spline data only.
+    List(usize),
+    Str,
+    /// A callable of one scalar made by `spline`.
+    Spline,
+    /// The type of an expression that already has an error (no follow-up errors).
+    Error,
+}
+
+impl Ty {
+    pub fn from_name(name: &str) -> Option<Ty> {
+        Some(match name {
+            "scalar" => Ty::Scalar,
+            "vec3" => Ty::Vec3,
+            "mat3" => Ty::Mat3,
+            "quat" => Ty::Quat,
+            "body" => Ty::Body,
+            _ => return None,
+        })
+    }
+    pub fn is_numeric(self) -> bool {
+        matches!(
+            self,
+            Ty::Scalar | Ty::Vec3 | Ty::Mat3 | Ty::Quat | Ty::Error
+        )
+    }
+}
+
+impl std::fmt::Display for Ty {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ty::Scalar => write!(f, "scalar"),
+            Ty::Vec3 => write!(f, "vec3"),
+            Ty::Mat3 => write!(f, "mat3"),
+            Ty::Quat => write!(f, "quat"),
+            Ty::Body => write!(f, "body"),
+            Ty::Bool => write!(f, "condition"),
+            Ty::List(n) => write!(f, "list of {n}"),
+            Ty::Str => write!(f, "string"),
+            Ty::Spline => write!(f, "spline"),
+            Ty::Error => write!(f, "{{unknown}}"),
+        }
+    }
+}
+
+/// The source text of every file the analysis read (model files and stdlib).
+#[derive(Clone)]
+pub struct SourceFiles {
+    inner: SimpleFiles<String, String>,
+    paths: Vec<Option<PathBuf>>,
+}
+
+impl Default for SourceFiles {
+    fn default() -> Self {
+        SourceFiles {
+            inner: SimpleFiles::new(),
+            paths: Vec::new(),
+        }
+    }
+}
+
+impl SourceFiles {
+    pub fn add(
+        &mut self,
+        name: impl Into<String>,
+        text: impl Into<String>,
+        path: Option<PathBuf>,
+    ) -> FileId {
+        self.paths.push(path);
+        self.inner.add(name.into(), text.into())
+    }
+    pub fn len(&self) -> usize {
+        self.paths.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.paths.is_empty()
+    }
+    pub fn name(&self, file: FileId) -> &str {
+        self.inner
+            .get(file)
+            .map(|f| f.name().as_str())
+            .unwrap_or("?")
+    }
+    pub fn text(&self, file: FileId) -> &str {
+        self.inner
+            .get(file)
+            .map(|f| f.source().as_str())
+            .unwrap_or("")
+    }
+    pub fn path(&self, file: FileId) -> Option<&Path> {
+        self.paths.get(file).and_then(|p| p.as_deref())
+    }
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, file: FileId, offset: usize) -> (usize, usize) {
+        let line = self.inner.line_index(file, offset).unwrap_or(0);
+        let col = self.inner.column_number(file, line, offset).unwrap_or(1);
+        (line + 1, col)
+    }
+    /// The source text under a span.
+    pub fn snippet(&self, span: Span) -> &str {
+        self.text(span.file).get(span.range()).unwrap_or("")
+    }
+}
+
+/// Everything the front end knows about a model.
+pub struct Analysis {
+    pub files: SourceFiles,
+    /// Parsed files, indexed by [`FileId`] (stdlib files come first).
+    pub modules: Vec<Module>,
+    pub model: Model,
+    pub diagnostics: Vec<Diagnostic>,
+    /// The type of every expression the checker visited, by span.
+    pub types: HashMap<Span, Ty>,
+}
+
+impl Analysis {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+    }
+    /// All diagnostics rendered without colour, in order.
+    pub fn render(&self) -> String {
+        self.diagnostics
+            .iter()
+            .map(|d| d.render(&self.files))
+            .collect()
+    }
+}
+
+/// Analyzes the model in `path`; `use` paths are relative to the including file.
+pub fn analyze_file(path: &Path) -> Analysis {
+    match std::fs::read_to_string(path) {
+        Ok(text) => analyze(&path.display().to_string(), &text, Some(path.to_path_buf())),
+        Err(e) => {
+            let mut a = analyze("<none>", "", None);
+            a.diagnostics.push(Diagnostic::error(
+                "E0208",
+                format!("cannot read `{}`: {e}", path.display()),
+            ));
+            a
+        }
+    }
+}
+
+/// Analyzes model text that has no file; `use` paths are relative to the working directory.
+pub fn analyze_source(name: &str, text: &str) -> Analysis {
+    analyze(name, text, None)
+}
+
+fn analyze(name: &str, text: &str, path: Option<PathBuf>) -> Analysis {
+    let mut files = SourceFiles::default();
+    let mut modules = Vec::new();
+    let mut diagnostics = Vec::new();
+    for (lib_name, lib_text) in fdc_stdlib::FILES {
+        let id = files.add(format!("<stdlib>/{lib_name}"), *lib_text, None);
+        let (m, d) = parse_module(id, lib_text);
+        modules.push(m);
+        diagnostics.extend(d);
+    }
+    let stdlib_count = modules.len();
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut seen: Vec<PathBuf> = Vec::new();
+    if let Some(p) = &path {
+        seen.push(canonical(p));
+    }
+    let root = files.add(name, text, path);
+    let (m, d) = parse_module(root, text);
+    modules.push(m);
+    diagnostics.extend(d);
+    // Breadth-first over `use` items; each file is read once, so cycles end.
+    let mut next = stdlib_count;
+    while next < modules.len() {
+        let uses: Vec<(String, Span)> = modules[next]
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Use { path, span } => Some((path.clone(), *span)),
+                _ => None,
+            })
+            .collect();
+        let base = files
+            .path(modules[next].file)
+            .and_then(|p| p.parent())
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        for (rel, span) in uses {
+            let full = base.join(&rel);
+            let key = canonical(&full);
+            if seen.contains(&key) {
+                continue;
+            }
+            match std::fs::read_to_string(&full) {
+                Ok(t) => {
+                    seen.push(key);
+                    let id = files.add(full.display().to_string(), t.clone(), Some(full.clone()));
+                    let (m, d) = parse_module(id, &t);
+                    modules.push(m);
+                    diagnostics.extend(d);
+                }
+                Err(e) => diagnostics.push(
+                    Diagnostic::error("E0208", format!("cannot read `{rel}`: {e}"))
+                        .at(span, format!("looked for `{}`", full.display()))
+                        .note("`use` paths are relative to the file that contains them"),
+                ),
+            }
+        }
+        next += 1;
+    }
+    let (model, types, d) = check::check(&modules, stdlib_count);
+    diagnostics.extend(d);
+    // Report in source order: file by file, top to bottom (stable for equal places).
+    diagnostics.sort_by_key(|d| d.primary.as_ref().map(|l| (l.span.file, l.span.start)));
+    Analysis {
+        files,
+        modules,
+        model,
+        diagnostics,
+        types,
+    }
+}

@@ -1,0 +1,252 @@
+//! Tokens of the fd language (logos). Characters that start no token are reported
+//! (E0001) and skipped, so lexing always reaches the end of the file.
+
+use logos::Logos;
+use std::fmt;
+
+#[derive(Logos, Clone, Debug, PartialEq)]
+#[logos(skip r"[ \t\r\n\f]+")]
+// Ordinary comments (also `//~` test annotations); `///` is a doc comment.
+#[logos(skip r"//([^/\n][^\n]*)?")]
+pub enum Tok {
+    #[regex(r"///[^\n]*", |lex| lex.slice()[3..].trim().to_string())]
+    Doc(String),
+
+    #[token("param")]
+    Param,
+    #[token("input")]
+    Input,
+    #[token("fn")]
+    Fn,
+    #[token("use")]
+    Use,
+    #[token("gravity")]
+    Gravity,
+    #[token("body")]
+    Body,
+    #[token("joint")]
+    Joint,
+    #[token("force")]
+    Force,
+    #[token("driver")]
+    Driver,
+    #[token("sensor")]
+    Sensor,
+    #[token("element")]
+    Element,
+    #[token("let")]
+    Let,
+    #[token("constrain")]
+    Constrain,
+    #[token("apply")]
+    Apply,
+    #[token("torque")]
+    Torque,
+    #[token("body_torque")]
+    BodyTorque,
+    #[token("generalized")]
+    Generalized,
+    #[token("on")]
+    On,
+    #[token("at")]
+    At,
+    #[token("along")]
+    Along,
+    #[token("state")]
+    State,
+    #[token("output")]
+    Output,
+    #[token("coordinates")]
+    Coordinates,
+    #[token("kinetic")]
+    Kinetic,
+    #[token("potential")]
+    Potential,
+    #[token("simulate")]
+    Simulate,
+    #[token("spline")]
+    Spline,
+    #[token("if")]
+    If,
+    #[token("then")]
+    Then,
+    #[token("else")]
+    Else,
+
+    #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice().to_string())]
+    Ident(String),
+    #[regex(r"[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?", |lex| lex.slice().to_string())]
+    Num(String),
+    #[regex(r#""[^"\n]*""#, |lex| { let s = lex.slice(); s[1..s.len() - 1].to_string() })]
+    Str(String),
+    /// A string without its closing quote on the same line.
+    #[regex(r#""[^"\n]*"#)]
+    UnterminatedStr,
+
+    #[token("(")]
+    LParen,
+    #[token(")")]
+    RParen,
+    #[token("[")]
+    LBracket,
+    #[token("]")]
+    RBracket,
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
+    #[token(",")]
+    Comma,
+    #[token(";")]
+    Semi,
+    #[token(":")]
+    Colon,
+    #[token(".")]
+    Dot,
+    #[token("=")]
+    Assign,
+    #[token("+")]
+    Plus,
+    #[token("-")]
+    Minus,
+    #[token("*")]
+    Star,
+    #[token("/")]
+    Slash,
+    #[token("^")]
+    Caret,
+    #[token("<")]
+    Lt,
+    #[token("<=")]
+    Le,
+    #[token(">")]
+    Gt,
+    #[token(">=")]
+    Ge,
+    #[token("==")]
+    EqEq,
+    #[token("!=")]
+    Ne,
+}
+
+impl fmt::Display for Tok {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Tok::Ident(s) => write!(f, "name `{s}`"),
+            Tok::Num(s) => write!(f, "number `{s}`"),
+            Tok::Str(s) => write!(f, "string \"{s}\""),
+            Tok::Doc(_) => write!(f, "doc comment"),
+            Tok::UnterminatedStr => write!(f, "unterminated string"),
+            other => write!(f, "`{}`", other.text()),
+        }
+    }
+}
+
+impl Tok {
+    /// Source text of a fixed token (keywords and punctuation).
+    pub fn text(&self) -> &'static str {
+        match self {
+            Tok::Param => "param",
+            Tok::Input => "input",
+            Tok::Fn => "fn",
+            Tok::Use => "use",
+            Tok::Gravity => "gravity",
+            Tok::Body => "body",
+            Tok::Joint => "joint",
+            Tok::Force => "force",
+            Tok::Driver => "driver",
+            Tok::Sensor => "sensor",
+            Tok::Element => "element",
+            Tok::Let => "let",
+            Tok::Constrain => "constrain",
+            Tok::Apply => "apply",
+            Tok::Torque => "torque",
+            Tok::BodyTorque => "body_torque",
+            Tok::Generalized => "generalized",
+            Tok::On => "on",
+            Tok::At => "at",
+            Tok::Along => "along",
+            Tok::State => "state",
+            Tok::Output => "output",
+            Tok::Coordinates => "coordinates",
+            Tok::Kinetic => "kinetic",
+            Tok::Potential => "potential",
+            Tok::Simulate => "simulate",
+            Tok::Spline => "spline",
+            Tok::If => "if",
+            Tok::Then => "then",
+            Tok::Else => "else",
+            Tok::LParen => "(",
+            Tok::RParen => ")",
+            Tok::LBracket => "[",
+            Tok::RBracket => "]",
+            Tok::LBrace => "{",
+            Tok::RBrace => "}",
+            Tok::Comma => ",",
+            Tok::Semi => ";",
+            Tok::Colon => ":",
+            Tok::Dot => ".",
+            Tok::Assign => "=",
+            Tok::Plus => "+",
+            Tok::Minus => "-",
+            Tok::Star => "*",
+            Tok::Slash => "/",
+            Tok::Caret => "^",
+            Tok::Lt => "<",
+            Tok::Le => "<=",
+            Tok::Gt => ">",
+            Tok::Ge => ">=",
+            Tok::EqEq => "==",
+            Tok::Ne => "!=",
+            Tok::Ident(_) | Tok::Num(_) | Tok::Str(_) | Tok::Doc(_) | Tok::UnterminatedStr => "",
+        }
+    }
+}
+
+/// A character sequence that starts no token.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LexError {
+    BadChar { start: usize, end: usize },
+    Unterminated { start: usize, end: usize },
+}
+
+/// A lexed file: the tokens the parser sees, the doc comments beside them, and errors.
+pub struct Lexed {
+    pub tokens: Vec<(usize, Tok, usize)>,
+    pub docs: Vec<(usize, usize, String)>,
+    pub errors: Vec<LexError>,
+}
+
+pub fn lex(text: &str) -> Lexed {
+    let mut out = Lexed {
+        tokens: Vec::new(),
+        docs: Vec::new(),
+        errors: Vec::new(),
+    };
+    let mut lexer = Tok::lexer(text);
+    while let Some(tok) = lexer.next() {
+        let span = lexer.span();
+        match tok {
+            Ok(Tok::Doc(d)) => out.docs.push((span.start, span.end, d)),
+            Ok(Tok::UnterminatedStr) => out.errors.push(LexError::Unterminated {
+                start: span.start,
+                end: span.end,
+            }),
+            Ok(t) => out.tokens.push((span.start, t, span.end)),
+            Err(()) => {
+                // Merge a run of bad characters into one error.
+                if let Some(LexError::BadChar { end, .. }) = out.errors.last_mut() {
+                    if *end == span.start {
+                        *end = span.end;
+                        continue;
+                    }
+                }
+                out.errors.push(LexError::BadChar {
+                    start: span.start,
+                    end: span.end,
+                })
+            }
+        }
+    }
+    out
+}

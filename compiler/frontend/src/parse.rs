@@ -1,0 +1,198 @@
+//! Lexing + parsing one file into a [`Module`], with recovery: syntax errors become
+//! diagnostics and `Error` nodes, never a failure.
+
+use crate::ast::*;
+use crate::diag::Diagnostic;
+use crate::grammar::ModuleParser;
+use crate::lexer::{lex, LexError, Tok};
+use lalrpop_util::ParseError;
+
+/// Parses `text` as file `file`. Always returns a module (maybe with `Error` items).
+pub fn parse_module(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
+    let lexed = lex(text);
+    let mut diags = Vec::new();
+    for e in &lexed.errors {
+        diags.push(match *e {
+            LexError::BadChar { start, end } => Diagnostic::error(
+                "E0001",
+                format!("unexpected character `{}`", &text[start..end]),
+            )
+            .at(Span::new(file, start, end), "no token starts with this"),
+            LexError::Unterminated { start, end } => {
+                Diagnostic::error("E0002", "unterminated string")
+                    .at(
+                        Span::new(file, start, end),
+                        "this string has no closing `\"`",
+                    )
+                    .note("a string ends on the line where it starts")
+            }
+        });
+    }
+    let mut recovered = Vec::new();
+    // Where each token starts and where the token before it ends.
+    let gaps: Vec<(usize, usize)> = lexed
+        .tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.0, if i == 0 { 0 } else { lexed.tokens[i - 1].2 }))
+        .collect();
+    let tokens = lexed.tokens.into_iter().map(Ok::<_, LexError>);
+    let result = ModuleParser::new().parse(file, &mut recovered, tokens);
+    let mut errors: Vec<_> = recovered.into_iter().map(|r| r.error).collect();
+    let mut items = match result {
+        Ok(items) => items,
+        Err(e) => {
+            errors.push(e);
+            Vec::new()
+        }
+    };
+    for e in errors {
+        // A syntax error right after skipped characters is their consequence: the
+        // lexer error already says what is wrong.
+        let at = match &e {
+            ParseError::UnrecognizedToken { token, .. } | ParseError::ExtraToken { token } => {
+                token.0
+            }
+            ParseError::UnrecognizedEof { location, .. } => *location,
+            _ => usize::MAX,
+        };
+        let prev_end = match gaps.binary_search_by_key(&at, |g| g.0) {
+            Ok(i) => gaps[i].1,
+            Err(_) => gaps.last().map(|g| g.0).unwrap_or(0),
+        };
+        let caused_by_lex_error = lexed.errors.iter().any(|le| {
+            let (s, e) = match *le {
+                LexError::BadChar { start, end } | LexError::Unterminated { start, end } => {
+                    (start, end)
+                }
+            };
+            s >= prev_end && e <= at
+        });
+        if !caused_by_lex_error {
+            diags.push(parse_error(file, text, e));
+        }
+    }
+    attach_docs(&mut items, &lexed.docs, text);
+    (Module { file, items }, diags)
+}
+
+fn describe_expected(expected: &[String]) -> String {
+    let has = |t: &str| expected.iter().any(|e| e == t);
+    if has("Num") && has("\"(\"") && has("Ident") {
+        return "expected an expression".to_string();
+    }
+    // `at` and `gravity` are names in some places; "a name" says enough.
+    let expected: Vec<&String> = expected
+        .iter()
+        .filter(|e| !(has("Ident") && (*e == "\"at\"" || *e == "\"gravity\"")))
+        .collect();
+    let mut names: Vec<String> = expected
+        .iter()
+        .map(|e| match e.as_str() {
+            "Ident" => "a name".to_string(),
+            "Num" => "a number".to_string(),
+            "Str" => "a string".to_string(),
+            other => format!("`{}`", other.trim_matches('"')),
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    if names.len() > 8 {
+        return String::new();
+    }
+    match names.len() {
+        0 => String::new(),
+        1 => format!("expected {}", names[0]),
+        _ => {
+            let last = names.pop().unwrap_or_default();
+            format!("expected {} or {}", names.join(", "), last)
+        }
+    }
+}
+
+fn parse_error(file: FileId, text: &str, e: ParseError<usize, Tok, LexError>) -> Diagnostic {
+    match e {
+        ParseError::UnrecognizedToken {
+            token: (l, tok, r),
+            expected,
+        } => {
+            let exp = describe_expected(&expected);
+            let label = if exp.is_empty() {
+                "unexpected here".to_string()
+            } else {
+                exp
+            };
+            Diagnostic::error("E0101", format!("unexpected {tok}")).at(Span::new(file, l, r), label)
+        }
+        ParseError::ExtraToken { token: (l, tok, r) } => {
+            Diagnostic::error("E0101", format!("unexpected {tok}"))
+                .at(Span::new(file, l, r), "unexpected here")
+        }
+        ParseError::UnrecognizedEof { location, expected } => {
+            let at = location.min(text.len());
+            let exp = describe_expected(&expected);
+            Diagnostic::error("E0102", "unexpected end of file").at(
+                Span::new(file, at, at),
+                if exp.is_empty() {
+                    "the file ends here".to_string()
+                } else {
+                    exp
+                },
+            )
+        }
+        ParseError::InvalidToken { location } => Diagnostic::error("E0001", "invalid token")
+            .at(Span::new(file, location, location + 1), "here"),
+        ParseError::User { error } => match error {
+            LexError::BadChar { start, end } | LexError::Unterminated { start, end } => {
+                Diagnostic::error("E0001", "invalid token").at(Span::new(file, start, end), "here")
+            }
+        },
+    }
+}
+
+/// The doc comment block (`///` lines) that ends right before `pos`, if any.
+fn doc_before(docs: &[(usize, usize, String)], text: &str, pos: usize) -> Option<String> {
+    let mut idx = docs.partition_point(|d| d.1 <= pos);
+    let mut lines = Vec::new();
+    let mut next = pos;
+    while idx > 0 {
+        let d = &docs[idx - 1];
+        if !text.get(d.1..next).is_some_and(|gap| gap.trim().is_empty()) {
+            break;
+        }
+        lines.push(d.2.clone());
+        next = d.0;
+        idx -= 1;
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    lines.reverse();
+    Some(lines.join("\n"))
+}
+
+fn attach_docs(items: &mut [Item], docs: &[(usize, usize, String)], text: &str) {
+    if docs.is_empty() {
+        return;
+    }
+    let doc = |span: Span| doc_before(docs, text, span.start as usize);
+    for item in items {
+        match item {
+            Item::Param(p) | Item::Input(p) => p.doc = doc(p.span),
+            Item::Fn(f) => f.doc = doc(f.span),
+            Item::Spline(s) => s.doc = doc(s.span),
+            Item::Instance(i) => i.doc = doc(i.span),
+            Item::TypeDef(t) => {
+                t.doc = doc(t.span);
+                for s in &mut t.body {
+                    match &mut s.kind {
+                        StmtKind::Param(p) => p.doc = doc(s.span),
+                        StmtKind::Instance(i) => i.doc = doc(s.span),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}

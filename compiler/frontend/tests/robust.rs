@@ -1,0 +1,127 @@
+//! The front end never panics and every span it reports lies on character
+//! boundaries of its file: checked on arbitrary text and on token soup.
+
+use fdc_frontend::{analyze_source, Analysis};
+use proptest::prelude::*;
+
+fn spans_ok(a: &Analysis) -> Result<(), TestCaseError> {
+    for d in &a.diagnostics {
+        for l in d.primary.iter().chain(&d.secondary) {
+            let text = a.files.text(l.span.file);
+            let (s, e) = (l.span.start as usize, l.span.end as usize);
+            prop_assert!(
+                s <= e && e <= text.len(),
+                "span {s}..{e} outside {}",
+                text.len()
+            );
+            prop_assert!(text.is_char_boundary(s) && text.is_char_boundary(e));
+        }
+        // Rendering must not fail either.
+        prop_assert!(!d.render(&a.files).is_empty());
+    }
+    Ok(())
+}
+
+const SOUP: &[&str] = &[
+    "param",
+    "input",
+    "fn",
+    "use",
+    "gravity",
+    "body",
+    "joint",
+    "force",
+    "element",
+    "let",
+    "constrain",
+    "apply",
+    "torque",
+    "body_torque",
+    "generalized",
+    "on",
+    "at",
+    "along",
+    "state",
+    "output",
+    "coordinates",
+    "kinetic",
+    "potential",
+    "simulate",
+    "spline",
+    "if",
+    "then",
+    "else",
+    "rigid",
+    "x",
+    "b",
+    "ground",
+    "self",
+    "t",
+    "rigid_body",
+    "revolute",
+    "dot",
+    "abs",
+    "rate",
+    "initial",
+    "1",
+    "2.5e3",
+    "\"f.fd\"",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ";",
+    ":",
+    ".",
+    "=",
+    "+",
+    "-",
+    "*",
+    "/",
+    "^",
+    "<",
+    "==",
+    "$",
+    "é",
+    "\"",
+    "///d\n",
+    "//c\n",
+    "\n",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
+        let a = analyze_source("arb.fd", &text);
+        spans_ok(&a)?;
+    }
+
+    #[test]
+    fn token_soup_never_panics(idx in proptest::collection::vec(0..SOUP.len(), 0..80)) {
+        let text: Vec<&str> = idx.iter().map(|&i| SOUP[i]).collect();
+        let a = analyze_source("soup.fd", &text.join(" "));
+        spans_ok(&a)?;
+    }
+}
+
+#[test]
+fn empty_and_unicode_inputs() {
+    for text in [
+        "",
+        "\u{feff}",
+        "é",
+        "body",
+        "\"",
+        "param x = 1 +",
+        "{{{{",
+        "}}}}",
+    ] {
+        let a = analyze_source("x.fd", text);
+        assert!(spans_ok(&a).is_ok());
+    }
+}

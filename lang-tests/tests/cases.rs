@@ -1,0 +1,175 @@
+//! One test per `lang-tests/cases/*.fd` file. Expected diagnostics are written on the
+//! line they are about: `//~ ERROR E0204` or `//~ WARNING W0001` (several per line
+//! allowed). A case passes when every expectation is met (code and line) and nothing
+//! else is reported. Cases whose name starts with `snap_` also snapshot the rendered
+//! diagnostics (insta). Every example and every stdlib file must check clean.
+
+use fdc_frontend::{analyze_file, analyze_source, Severity};
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// (line, "ERROR"/"WARNING", code) expectations found in `text`.
+fn expectations(text: &str) -> Vec<(usize, String, String)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let mut rest = line;
+        while let Some(pos) = rest.find("//~") {
+            rest = &rest[pos + 3..];
+            let mut words = rest.split_whitespace();
+            if let (Some(sev), Some(code)) = (words.next(), words.next()) {
+                out.push((
+                    i + 1,
+                    sev.to_string(),
+                    code.trim_end_matches(',').to_string(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn run_case(path: &Path) -> Result<(), Failed> {
+    // A relative path keeps absolute directories out of rendered output and snapshots.
+    let rel = path.strip_prefix(root()).unwrap_or(path);
+    let analysis = analyze_file(rel);
+    let mut expected = Vec::new();
+    for file in 0..analysis.files.len() {
+        if analysis.files.name(file).starts_with("<stdlib>") {
+            continue;
+        }
+        for (line, sev, code) in expectations(analysis.files.text(file)) {
+            expected.push((analysis.files.name(file).to_string(), line, sev, code));
+        }
+    }
+    let mut actual = Vec::new();
+    for d in &analysis.diagnostics {
+        let sev = match d.severity {
+            Severity::Error => "ERROR",
+            Severity::Warning => "WARNING",
+        };
+        let (file, line) = match &d.primary {
+            Some(l) => (
+                analysis.files.name(l.span.file).to_string(),
+                analysis
+                    .files
+                    .line_col(l.span.file, l.span.start as usize)
+                    .0,
+            ),
+            None => (String::new(), 0),
+        };
+        actual.push((file, line, sev.to_string(), d.code.to_string()));
+    }
+    let mut missing = Vec::new();
+    let mut unexpected = actual.clone();
+    for e in &expected {
+        match unexpected.iter().position(|a| a == e) {
+            Some(i) => {
+                unexpected.remove(i);
+            }
+            None => missing.push(e.clone()),
+        }
+    }
+    if !missing.is_empty() || !unexpected.is_empty() {
+        return Err(format!(
+            "expected but not reported: {missing:?}\nreported but not expected: {unexpected:?}\n\n{}",
+            analysis.render()
+        )
+        .into());
+    }
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    if stem.starts_with("snap_") {
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path(root().join("tests/snapshots"));
+        settings.set_prepend_module_to_snapshot(false);
+        settings.bind(|| insta::assert_snapshot!(stem.to_string(), analysis.render()));
+    }
+    Ok(())
+}
+
+fn check_clean(name: &str, text: &str, path: Option<&Path>) -> Result<(), Failed> {
+    let analysis = match path {
+        Some(p) => analyze_file(p),
+        None => analyze_source(name, text),
+    };
+    if analysis.diagnostics.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{name} must check clean:\n{}", analysis.render()).into())
+    }
+}
+
+/// Every diagnostic code the checker can emit is expected by some case and is
+/// documented in docs/errors.md.
+fn every_code_covered() -> Result<(), Failed> {
+    let mut annotated = String::new();
+    for dir in ["cases", "cases/lib"] {
+        for e in std::fs::read_dir(root().join(dir)).map_err(|e| e.to_string())? {
+            let p = e.map_err(|e| e.to_string())?.path();
+            if p.extension().is_some_and(|x| x == "fd") {
+                annotated.push_str(&std::fs::read_to_string(&p).map_err(|e| e.to_string())?);
+            }
+        }
+    }
+    let codes: Vec<String> = expectations(&annotated).into_iter().map(|e| e.2).collect();
+    let doc = std::fs::read_to_string(root().join("../docs/errors.md")).map_err(|e| e.to_string())?;
+    let mut problems = Vec::new();
+    for (code, _) in fdc_frontend::CODES {
+        if !codes.iter().any(|c| c == code) {
+            problems.push(format!("{code} has no case"));
+        }
+        if !doc.contains(&format!("| {code} |")) {
+            problems.push(format!("{code} is not in docs/errors.md"));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let mut trials = Vec::new();
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(root().join("cases"))
+        .expect("lang-tests/cases exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "fd"))
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 40, "only {} cases", cases.len());
+    for p in cases {
+        let name = format!(
+            "case::{}",
+            p.file_stem().unwrap_or_default().to_string_lossy()
+        );
+        trials.push(Trial::test(name, move || run_case(&p)));
+    }
+    let examples = root().join("../examples");
+    let mut ex: Vec<PathBuf> = std::fs::read_dir(&examples)
+        .expect("examples/ exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "fd"))
+        .collect();
+    ex.sort();
+    assert!(ex.len() >= 4, "examples missing");
+    for p in ex {
+        let name = format!(
+            "example::{}",
+            p.file_stem().unwrap_or_default().to_string_lossy()
+        );
+        trials.push(Trial::test(name.clone(), move || {
+            check_clean(&name, "", Some(&p))
+        }));
+    }
+    trials.push(Trial::test("codes::every_code_has_a_case_and_a_doc", every_code_covered));
+    // The stdlib alone (an empty model) must produce no diagnostic at all.
+    trials.push(Trial::test("stdlib::clean", || {
+        check_clean("empty.fd", "", None)
+    }));
+    libtest_mimic::run(&args, trials).exit();
+}
