@@ -1,6 +1,7 @@
-//! Time per step of a chain of N pendulums (2-D point masses joined by distance
-//! constraints, hand-written element functions from `tests/common`), converged Newton
-//! and real-time fixed(2), sparse and dense LU. Run with
+//! Time per step of two chains, with hand-written element functions from
+//! `tests/common`: N pendulums (2-D point masses joined by distance constraints) and
+//! N rigid bodies on R³×SO(3) joined by spherical joints; converged Newton and
+//! real-time fixed(2), sparse and dense LU. Run with
 //! `cargo bench -p fdc-runtime --bench chain` (add `-- quick` for a short run).
 //! Prints a markdown table for docs/performance.md.
 
@@ -12,7 +13,7 @@ use std::time::Instant;
 use fdc_runtime::{LinearSolverKind, Newton, Settings, System};
 
 fn measure(
-    n: usize,
+    model: fdc_runtime::Model,
     newton: Newton,
     linear: LinearSolverKind,
     steps: usize,
@@ -24,7 +25,7 @@ fn measure(
         linear,
         ..Settings::default()
     };
-    let mut sys = System::new(common::chain(n)).expect("valid chain");
+    let mut sys = System::new(model).expect("valid chain");
     sys.initialize(&s).expect("consistent start");
     for _ in 0..20 {
         sys.step(&s).expect("step");
@@ -48,33 +49,40 @@ fn measure(
 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
-    println!("| N | unknowns | Newton | LU | median µs/step | mean | p99 | iterations/step | new pivot orders |");
-    println!("|---|---|---|---|---|---|---|---|---|");
-    for n in [1usize, 4, 16, 64, 256] {
-        for (label, newton) in [
-            ("converged", Newton::Velocity { tol: 1e-10 }),
-            ("fixed(2)", Newton::Fixed(2)),
-        ] {
-            for linear in [LinearSolverKind::Sparse, LinearSolverKind::Dense] {
-                if linear == LinearSolverKind::Dense && n > 64 {
-                    continue;
+    println!("| model | N | unknowns | Newton | LU | median µs/step | mean | p99 | iterations/step | new pivot orders |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    type Build = fn(usize) -> fdc_runtime::Model;
+    let models: [(&str, Build, usize, usize); 2] = [
+        ("point-mass chain", common::chain, 3, 64),
+        ("rigid-body chain", common::rigid_chain, 9, 16),
+    ];
+    for (name, build, per_body, dense_max) in models {
+        for n in [1usize, 4, 16, 64, 256] {
+            for (label, newton) in [
+                ("converged", Newton::Velocity { tol: 1e-10 }),
+                ("fixed(2)", Newton::Fixed(2)),
+            ] {
+                for linear in [LinearSolverKind::Sparse, LinearSolverKind::Dense] {
+                    if linear == LinearSolverKind::Dense && n > dense_max {
+                        continue;
+                    }
+                    let steps = if quick {
+                        200
+                    } else {
+                        (40_000 / n).clamp(500, 20_000)
+                    };
+                    let (median, mean, p99, iters, full) = measure(build(n), newton, linear, steps);
+                    // The dense LU pivots anew every time: the count says nothing there.
+                    let full = if linear == LinearSolverKind::Dense {
+                        "-".to_string()
+                    } else {
+                        full.to_string()
+                    };
+                    println!(
+                        "| {name} | {n} | {} | {label} | {linear:?} | {median:.1} | {mean:.1} | {p99:.1} | {iters:.2} | {full} |",
+                        per_body * n
+                    );
                 }
-                let steps = if quick {
-                    200
-                } else {
-                    (40_000 / n).clamp(500, 20_000)
-                };
-                let (median, mean, p99, iters, full) = measure(n, newton, linear, steps);
-                // The dense LU pivots anew every time: the count says nothing there.
-                let full = if linear == LinearSolverKind::Dense {
-                    "-".to_string()
-                } else {
-                    full.to_string()
-                };
-                println!(
-                    "| {n} | {} | {label} | {linear:?} | {median:.1} | {mean:.1} | {p99:.1} | {iters:.2} | {full} |",
-                    3 * n
-                );
             }
         }
     }

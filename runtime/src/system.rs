@@ -1239,6 +1239,7 @@ impl System {
             _ => settings.max_newton_iterations,
         };
         let mut prev_norm = f64::INFINITY;
+        let phi_floor = f64::EPSILON * (1.0 + inf_norm(&self.q));
         // Velocity criterion: corrections that grow twice in a row mean divergence.
         let (mut dvd_1, mut dvd_2) = (f64::INFINITY, f64::INFINITY);
         let mut converged = false;
@@ -1263,8 +1264,10 @@ impl System {
                 self.dx[i] = -self.r[i];
             }
             // Constraint rows already satisfied to round-off: no correction from them.
+            // The round-off of Φ is relative to the coordinates it is made of, so the
+            // level is ε_machine (1 + ‖q‖∞) (the theory's ε_machine for ‖q‖ ≤ 1).
             for i in nv..self.dx.len() {
-                if (self.r[i] * bh2).abs() < f64::EPSILON {
+                if (self.r[i] * bh2).abs() < phi_floor {
                     self.dx[i] = 0.0;
                 }
             }
