@@ -356,13 +356,18 @@ fn selected(egraph: &FdGraph, choices: &[Option<FdLang>], roots: &[Id]) -> Vec<b
     sel
 }
 
-/// Tree extraction, then rounds of re-extraction in which
+/// From `start` (tree extraction if `None`), rounds of re-extraction in which
 /// what the current result computes anyway is free to reuse, each result measured
 /// by its true DAG cost (hash-consed rebuild); stops when a round does not improve.
 /// Linear per round, so it scales to derivative graphs where [`dag_choices`] runs
 /// out of budget.
-pub fn iterate(egraph: &FdGraph, roots: &[Id], rounds: usize) -> Option<(f64, Graph, Vec<NodeId>)> {
-    let mut choices = tree_choices(egraph, None);
+pub fn iterate(
+    egraph: &FdGraph,
+    roots: &[Id],
+    start: Option<Vec<Option<FdLang>>>,
+    rounds: usize,
+) -> Option<(f64, Graph, Vec<NodeId>)> {
+    let mut choices = start.unwrap_or_else(|| tree_choices(egraph, None));
     let (g, outs) = build(
         egraph,
         |c| choices.get(usize::from(c)).cloned().flatten(),

@@ -243,9 +243,9 @@ pub(crate) fn simplify_with(
         return out;
     }
 
-    // Candidates: greedy DAG extraction (within its budget) and tree extraction
-    // refined by rounds that make already computed classes free; keep the cheapest,
-    // and only if it does not cost more than the input.
+    // Candidates: greedy DAG extraction (within its budget) and tree extraction,
+    // each refined by rounds that make already computed classes free; keep the
+    // cheapest, and only if it does not cost more than the input.
     let t_extract = Instant::now();
     let mut best: Option<(f64, Graph, Vec<NodeId>)> = None;
     let dag = extract::dag_choices(egraph);
@@ -253,15 +253,8 @@ pub(crate) fn simplify_with(
         log::debug!("simplify: greedy DAG extraction over budget");
     }
     let candidates = [
-        dag.and_then(|dag| {
-            extract::build(
-                egraph,
-                |c| dag.get(usize::from(c)).cloned().flatten(),
-                &roots,
-            )
-        })
-        .map(|(g, outs)| (graph_cost(&g, &outs), g, outs)),
-        extract::iterate(egraph, &roots, 4),
+        dag.and_then(|dag| extract::iterate(egraph, &roots, Some(dag), 4)),
+        extract::iterate(egraph, &roots, None, 4),
     ];
     for (cost, g, outs) in candidates.into_iter().flatten() {
         if !matches!(&best, Some(b) if b.0 <= cost) {
@@ -557,7 +550,7 @@ mod tests {
         // The greedy DAG extractor minimizes each class on its own: it does not know
         // that the other output pays for powi(x,2) anyway, so it takes powi(x,3).
         assert!((graph_cost(&dg, &douts) - 0.99 * 3.0).abs() < 1e-9);
-        let (cost, ig, iouts) = extract::iterate(&eg, &roots, 4).unwrap();
+        let (cost, ig, iouts) = extract::iterate(&eg, &roots, None, 4).unwrap();
         assert!((cost - 1.99).abs() < 1e-9);
         assert_eq!(
             print_outputs(&ig, &iouts),
