@@ -43,6 +43,10 @@ pub trait LinearSolver: Send {
     /// Keep the pivot order of the last full factorization unless a pivot is zero
     /// (real time: every factorization does the same work). Default: no-op.
     fn set_keep_pivots(&mut self, _keep: bool) {}
+    /// Nonzeros of the factors (L + U), for diagnostics.
+    fn factor_nnz(&self) -> usize {
+        0
+    }
 }
 
 /// Creates the solver of the given kind for a pattern.
@@ -307,6 +311,10 @@ impl LinearSolver for SparseLu {
 
     fn set_keep_pivots(&mut self, keep: bool) {
         self.keep = keep;
+    }
+
+    fn factor_nnz(&self) -> usize {
+        self.l_row.len() + self.u_row.len() + self.pattern.n
     }
 }
 

@@ -677,6 +677,10 @@ impl System {
     pub fn full_factorizations(&self) -> usize {
         self.js.as_ref().map_or(0, |j| j.full_factorizations())
     }
+    /// Nonzeros of the sparse LU factors of the iteration matrix (0 for dense).
+    pub fn factor_nnz(&self) -> usize {
+        self.js.as_ref().map_or(0, |j| j.factor_nnz())
+    }
     /// Number of nonzeros of the iteration matrix pattern.
     pub fn iteration_nnz(&self) -> usize {
         self.jp.nnz()
