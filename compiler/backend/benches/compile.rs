@@ -16,6 +16,9 @@ use fdc_ir::interp;
 use fdc_ir::{Cmp, Func, Graph, Id, Slot, SlotSizes, V3};
 use std::time::Instant;
 
+#[path = "../tests/common/elements.rs"]
+mod elements;
+
 fn quat_to_mat(g: &mut Graph, q: [Id; 4]) -> [[Id; 3]; 3] {
     let two = g.constant(2.0);
     let one = g.constant(1.0);
@@ -213,7 +216,7 @@ fn row(label: &str, g: &Graph, funcs: &[Func]) {
     );
     let t = cold.timings;
     println!(
-        "{label:<22} {:>6} {:>4} | {:>8.1} {:>8.1} {:>7.1} {:>7.1} {:>7.1} {:>6.1} | {:>6.2} {:>6.2} | {:>8.0} {:>9.0}",
+        "{label:<24} {:>6} {:>4} | {:>8.1} {:>8.1} {:>7.1} {:>7.1} {:>7.1} {:>6.1} | {:>6.2} {:>6.2} | {:>8.0} {:>9.0}",
         g.len(),
         funcs.len(),
         t.total,
@@ -235,7 +238,7 @@ fn main() {
         fdc_backend::llvm_version()
     );
     println!(
-        "{:<22} {:>6} {:>4} | {:>8} {:>8} {:>7} {:>7} {:>7} {:>6} | {:>6} {:>6} | {:>8} {:>9}",
+        "{:<24} {:>6} {:>4} | {:>8} {:>8} {:>7} {:>7} {:>7} {:>6} | {:>6} {:>6} | {:>8} {:>9}",
         "case",
         "nodes",
         "fns",
@@ -255,6 +258,33 @@ fn main() {
         .filter(|a| !a.starts_with('-'))
         .collect();
     let want = |name: &str| args.is_empty() || args.iter().any(|a| a == name);
+    if want("pendulum") {
+        let mut g = Graph::new();
+        let funcs: Vec<Func> = elements::pendulum(&mut g)
+            .into_iter()
+            .flat_map(|t| t.roles.into_iter().map(|(_, f, _)| f))
+            .filter(|f| !f.outputs.is_empty())
+            .collect();
+        row("pendulum roles", &g, &funcs);
+    }
+    if want("model") {
+        // Every role of the element types of a pendulum-like model (rigid body,
+        // spring-damper, spherical joint, driver), built by the differentiation crate.
+        let mut g = Graph::new();
+        let funcs: Vec<Func> = elements::model(&mut g)
+            .into_iter()
+            .flat_map(|t| t.roles.into_iter().map(|(_, f, _)| f))
+            .filter(|f| !f.outputs.is_empty())
+            .collect();
+        // Report the spring-damper's `iter` per call (the first function is measured).
+        let iter = funcs
+            .iter()
+            .position(|f| f.name.contains("spring") && f.name.ends_with("iter"))
+            .unwrap_or(0);
+        let mut funcs = funcs;
+        funcs.swap(0, iter);
+        row("model roles", &g, &funcs);
+    }
     if want("module") {
         // A model-sized module: nine functions of the one-body shape (different
         // constants, so nothing is shared), like the roles of a few element types.

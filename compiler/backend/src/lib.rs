@@ -66,9 +66,9 @@ impl Default for Options {
     }
 }
 
-/// Wall-clock milliseconds of each phase of one [`compile`]. On a cache hit `emit`,
-/// `optimize` and `codegen` are zero. The "JIT/link" phase is
-/// `codegen + link`.
+/// Wall-clock milliseconds of each phase of one [`compile`]. On a cache hit
+/// `optimize` and `codegen` are zero and `emit` is only the check of the IR. The
+/// "JIT/link" phase of `fdc build --timings` is [`Timings::jit_link`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Timings {
     /// Checking the IR and building LLVM IR (with the verifier in debug builds).

@@ -254,3 +254,29 @@ fn the_owner_keeps_the_code_alive() {
     assert_eq!(std::sync::Arc::strong_count(&owner), 1);
     drop(owner);
 }
+
+#[test]
+fn concurrent_compiles_share_one_cache_directory() {
+    // Threads race on the same entries: atomic writes mean every reader sees either no
+    // entry or a whole one, and every thread gets correct code.
+    let dir = tempfile::tempdir().unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let path = dir.path();
+            s.spawn(move || {
+                for round in 0..3 {
+                    let c = (t % 2) as f64 + 0.5;
+                    let (g, f) = model(c);
+                    let comp = compile(&g, &f, &opts(path, 2)).unwrap();
+                    assert!(comp.cache_warning.is_none(), "{:?}", comp.cache_warning);
+                    let q = [round as f64, 0.25];
+                    let p = [1.5, -2.0];
+                    assert_eq!(run(&comp, q, p), expected(c, q, p));
+                }
+            });
+        }
+    });
+    assert_eq!(entries(dir.path()), 2);
+    // No temporary files left behind.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}

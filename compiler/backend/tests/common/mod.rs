@@ -2,6 +2,8 @@
 //! random inputs, and comparing results with the interpreter.
 #![allow(dead_code)]
 
+pub mod elements;
+
 use fdc_ir::interp;
 use fdc_ir::{Cmp, Func, Graph, Id, Slot, SlotSizes, Unary};
 use fdc_runtime::table::ElementFn;
