@@ -86,7 +86,7 @@ pub enum SimErrorKind {
 pub struct SimError {
     pub t: f64,
     pub kind: SimErrorKind,
-    pub stats: Box<RunStats>,
+    pub stats: RunStats,
 }
 
 impl fmt::Display for SimError {

@@ -1478,7 +1478,7 @@ impl System {
         SimError {
             t: self.t,
             kind,
-            stats: Box::new(self.final_stats()),
+            stats: self.final_stats(),
         }
     }
 
@@ -1502,6 +1502,8 @@ impl System {
     }
 
     /// Integrates from the accepted state to `t_stop` exactly, with step control.
+    // SimError carries the statistics by value; the error path is cold.
+    #[allow(clippy::result_large_err)]
     fn advance_to(
         &mut self,
         settings: &Settings,
@@ -1578,6 +1580,8 @@ impl System {
     /// One step of `settings.step` for a caller-driven loop (real time): with
     /// `Newton::Fixed` and no `adaptive` every call does the same work. A rejected
     /// attempt is covered by smaller substeps. Needs [`System::initialize`] first.
+    // SimError carries the statistics by value; the error path is cold.
+    #[allow(clippy::result_large_err)]
     pub fn step(&mut self, settings: &Settings) -> Result<StepReport, SimError> {
         if !self.initialized {
             return Err(self.sim_error(SimErrorKind::Setup(RuntimeError::NotInitialized)));
@@ -1595,6 +1599,8 @@ impl System {
 
     /// Initializes (if needed) and integrates to `settings.end`, writing a row at t = 0
     /// and at every output time (every accepted step if `output_every` is 0).
+    // SimError carries the statistics by value; the error path is cold.
+    #[allow(clippy::result_large_err)]
     pub fn run(
         &mut self,
         settings: &Settings,
