@@ -4,7 +4,7 @@
 //! Knows: the IR (`fdc-ir`: [`Graph`], [`Func`]), LLVM 14 through inkwell and the ORC
 //! C API, and the native signature [`ElementFn`] of the runtime's function table.
 //! [`compile`] turns a list of IR functions into callable native functions, one LLVM
-//! module per call: IR → LLVM IR ([`codegen`]) → `default<O2>` pipeline → object file
+//! module per call: IR → LLVM IR (`codegen`) → `default<O2>` pipeline → object file
 //! (target machine for the host CPU) → ORC LLJIT. A cache hit loads the stored object
 //! file and skips everything before the JIT.
 //!
@@ -12,14 +12,15 @@
 //! functions (it does not build the `FunctionTable`: its caller adds block layouts).
 //!
 //! **Architecture invariant:** depends on `fdc-ir` (input) and `fdc-runtime` (only for
-//! the function type it produces). Generated functions are straight-line code: no
+//! the function type it produces); `fdc-diff` is a dev-dependency only, for tests and
+//! the benchmark to build real element roles. Generated functions are straight-line code: no
 //! allocation, no branches except selects. Version-specific LLVM calls live in
-//! [`llvm14`] only.
+//! `llvm14.rs` only.
 
 mod cache;
-pub mod codegen;
+mod codegen;
 mod jit;
-pub mod llvm14;
+mod llvm14;
 
 use fdc_ir::{Func, Graph};
 use fdc_runtime::table::ElementFn;
