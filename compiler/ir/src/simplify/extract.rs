@@ -10,7 +10,7 @@
 use super::lang::{to_op, Arg, FdGraph, FdLang, Konst};
 use crate::graph::{Graph, Id as NodeId, Op, Unary};
 use egg::{Id, Language};
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 
 /// Number of multiplications `powi(x, |n|)` performs by repeated squaring.
 fn powi_muls(n: i32) -> u32 {
@@ -79,38 +79,90 @@ pub fn node_cost(egraph: &FdGraph, node: &FdLang) -> f64 {
     }
 }
 
-/// Classes sorted by id, the users of each class (parent class, node index), and
-/// the leaf nodes to start a bottom-up worklist from.
-struct Setup {
+/// The e-graph flattened for the worklists: every e-node gets an index, with its
+/// class, canonical child classes and cost computed once.
+pub struct Setup {
+    /// One more than the largest class id.
     n_ids: usize,
-    parents: Vec<Vec<(Id, usize)>>,
-    leaves: Vec<(Id, usize)>,
+    class: Vec<Id>,
+    node: Vec<FdLang>,
+    kids: Vec<Vec<usize>>,
+    cost: Vec<f64>,
+    /// parents[c] = e-nodes (flat indices) that use class c.
+    parents: Vec<Vec<usize>>,
+    /// Leaf e-nodes: where a bottom-up worklist starts.
+    leaves: Vec<usize>,
 }
 
-fn setup(egraph: &FdGraph) -> Setup {
-    let n_ids = egraph
-        .classes()
-        .map(|c| usize::from(c.id) + 1)
-        .max()
-        .unwrap_or(0);
-    let mut parents: Vec<Vec<(Id, usize)>> = vec![Vec::new(); n_ids];
-    let mut classes: Vec<Id> = egraph.classes().map(|c| c.id).collect();
-    classes.sort();
-    let mut leaves = Vec::new();
-    for &c in &classes {
-        for (k, n) in egraph[c].nodes.iter().enumerate() {
-            for &ch in n.children() {
-                parents[usize::from(egraph.find(ch))].push((c, k));
-            }
-            if n.is_leaf() {
-                leaves.push((c, k));
+impl Setup {
+    pub fn new(egraph: &FdGraph) -> Setup {
+        let n_ids = egraph
+            .classes()
+            .map(|c| usize::from(c.id) + 1)
+            .max()
+            .unwrap_or(0);
+        let mut classes: Vec<Id> = egraph.classes().map(|c| c.id).collect();
+        classes.sort();
+        let mut st = Setup {
+            n_ids,
+            class: Vec::new(),
+            node: Vec::new(),
+            kids: Vec::new(),
+            cost: Vec::new(),
+            parents: vec![Vec::new(); n_ids],
+            leaves: Vec::new(),
+        };
+        for &c in &classes {
+            for n in &egraph[c].nodes {
+                let i = st.node.len();
+                let kids: Vec<usize> = n
+                    .children()
+                    .iter()
+                    .map(|&ch| usize::from(egraph.find(ch)))
+                    .collect();
+                for &k in &kids {
+                    st.parents[k].push(i);
+                }
+                if kids.is_empty() {
+                    st.leaves.push(i);
+                }
+                st.class.push(c);
+                st.cost.push(node_cost(egraph, n));
+                st.node.push(n.clone());
+                st.kids.push(kids);
             }
         }
+        st
     }
-    Setup {
-        n_ids,
-        parents,
-        leaves,
+}
+
+/// A FIFO worklist of e-nodes that holds each at most once.
+struct Worklist {
+    queue: VecDeque<usize>,
+    queued: Vec<bool>,
+}
+
+impl Worklist {
+    fn new(n: usize, start: &[usize]) -> Self {
+        let mut w = Worklist {
+            queue: VecDeque::new(),
+            queued: vec![false; n],
+        };
+        for &i in start {
+            w.push(i);
+        }
+        w
+    }
+    fn push(&mut self, i: usize) {
+        if !self.queued[i] {
+            self.queued[i] = true;
+            self.queue.push_back(i);
+        }
+    }
+    fn pop(&mut self) -> Option<usize> {
+        let i = self.queue.pop_front()?;
+        self.queued[i] = false;
+        Some(i)
     }
 }
 
@@ -121,23 +173,14 @@ fn setup(egraph: &FdGraph) -> Setup {
 /// With `paid`, a class marked there costs its users nothing (it is computed anyway,
 /// by the previous extraction); that is one round of [`iterate`]. Then choices may
 /// form a cycle, which [`build`] detects.
-pub fn tree_choices(egraph: &FdGraph, paid: Option<&[bool]>) -> Vec<Option<FdLang>> {
-    let Setup {
-        n_ids,
-        parents,
-        leaves,
-    } = setup(egraph);
-    let mut best: Vec<Option<(f64, FdLang)>> = vec![None; n_ids];
-    let mut queue: VecDeque<(Id, usize)> = leaves.into_iter().collect();
-    let mut queued: HashSet<(Id, usize)> = queue.iter().copied().collect();
-    while let Some((c, k)) = queue.pop_front() {
-        queued.remove(&(c, k));
-        let node = &egraph[c].nodes[k];
-        let mut total = node_cost(egraph, node);
+pub fn tree_choices(st: &Setup, paid: Option<&[bool]>) -> Vec<Option<FdLang>> {
+    let mut best: Vec<Option<(f64, usize)>> = vec![None; st.n_ids];
+    let mut work = Worklist::new(st.node.len(), &st.leaves);
+    while let Some(i) = work.pop() {
+        let mut total = st.cost[i];
         let mut ready = true;
-        for &ch in node.children() {
-            let ci = usize::from(egraph.find(ch));
-            match &best[ci] {
+        for &ci in &st.kids[i] {
+            match best[ci] {
                 Some(_) if paid.is_some_and(|p| p.get(ci) == Some(&true)) => {}
                 Some((cost, _)) => total += cost,
                 None => {
@@ -149,21 +192,21 @@ pub fn tree_choices(egraph: &FdGraph, paid: Option<&[bool]>) -> Vec<Option<FdLan
         if !ready {
             continue;
         }
-        let slot = &mut best[usize::from(c)];
-        let better = match slot {
+        let c = usize::from(st.class[i]);
+        let better = match best[c] {
             None => true,
-            Some((b, _)) => total < *b - 1e-9,
+            Some((b, _)) => total < b - 1e-9,
         };
         if better {
-            *slot = Some((total, node.clone()));
-            for &p in &parents[usize::from(c)] {
-                if queued.insert(p) {
-                    queue.push_back(p);
-                }
+            best[c] = Some((total, i));
+            for &p in &st.parents[c] {
+                work.push(p);
             }
         }
     }
-    best.into_iter().map(|b| b.map(|(_, n)| n)).collect()
+    best.into_iter()
+        .map(|b| b.map(|(_, i)| st.node[i].clone()))
+        .collect()
 }
 
 struct Best {
@@ -209,48 +252,32 @@ const DAG_BUDGET: usize = 300_000;
 
 /// Greedy DAG extraction: a choice of e-node per reachable class (indexed by class
 /// id), or `None` when the work budget ran out.
-pub fn dag_choices(egraph: &FdGraph) -> Option<Vec<Option<FdLang>>> {
+pub fn dag_choices(st: &Setup) -> Option<Vec<Option<FdLang>>> {
     let mut work = 0usize;
-    let Setup {
-        n_ids,
-        parents,
-        leaves,
-    } = setup(egraph);
-    let mut queue: VecDeque<(Id, usize)> = leaves.into_iter().collect();
-    let mut queued: HashSet<(Id, usize)> = queue.iter().copied().collect();
-    let mut best: Vec<Option<Best>> = (0..n_ids).map(|_| None).collect();
-    while let Some((c, k)) = queue.pop_front() {
-        queued.remove(&(c, k));
-        let node = &egraph[c].nodes[k];
-        let mut kids: Vec<usize> = node
-            .children()
-            .iter()
-            .map(|&ch| usize::from(egraph.find(ch)))
-            .collect();
+    let mut list = Worklist::new(st.node.len(), &st.leaves);
+    let mut best: Vec<Option<Best>> = (0..st.n_ids).map(|_| None).collect();
+    while let Some(i) = list.pop() {
+        let c = st.class[i];
+        let kids = &st.kids[i];
         if kids.iter().any(|&ch| best[ch].is_none()) {
             continue;
         }
-        kids.sort_unstable();
-        kids.dedup();
-        let own = node_cost(egraph, node);
-        let mut needs: Vec<(Id, f64)> = match kids.as_slice() {
-            [] => Vec::new(),
-            [a] => best[*a].as_ref().map(|b| b.needs.clone())?,
-            [a, rest @ ..] => {
-                let mut acc = best[*a].as_ref()?.needs.clone();
-                for &r in rest {
-                    acc = merge(&acc, &best[r].as_ref()?.needs);
-                }
-                acc
-            }
-        };
+        let mut needs: Vec<(Id, f64)> = Vec::new();
+        for &k in kids {
+            let b = best[k].as_ref()?;
+            needs = if needs.is_empty() {
+                b.needs.clone()
+            } else {
+                merge(&needs, &b.needs)
+            };
+        }
         work += needs.len();
         if work > DAG_BUDGET {
             return None;
         }
         match needs.binary_search_by(|e| e.0.cmp(&c)) {
             Ok(_) => continue, // the choice would need its own class: a cycle
-            Err(pos) => needs.insert(pos, (c, own)),
+            Err(pos) => needs.insert(pos, (c, st.cost[i])),
         }
         let total: f64 = needs.iter().map(|e| e.1).sum();
         let slot = &mut best[usize::from(c)];
@@ -260,14 +287,12 @@ pub fn dag_choices(egraph: &FdGraph) -> Option<Vec<Option<FdLang>>> {
         };
         if better {
             *slot = Some(Best {
-                node: node.clone(),
+                node: st.node[i].clone(),
                 needs,
                 total,
             });
-            for &p in &parents[usize::from(c)] {
-                if queued.insert(p) {
-                    queue.push_back(p);
-                }
+            for &p in &st.parents[usize::from(c)] {
+                list.push(p);
             }
         }
     }
@@ -363,11 +388,12 @@ fn selected(egraph: &FdGraph, choices: &[Option<FdLang>], roots: &[Id]) -> Vec<b
 /// out of budget.
 pub fn iterate(
     egraph: &FdGraph,
+    st: &Setup,
     roots: &[Id],
     start: Option<Vec<Option<FdLang>>>,
     rounds: usize,
 ) -> Option<(f64, Graph, Vec<NodeId>)> {
-    let mut choices = start.unwrap_or_else(|| tree_choices(egraph, None));
+    let mut choices = start.unwrap_or_else(|| tree_choices(st, None));
     let (g, outs) = build(
         egraph,
         |c| choices.get(usize::from(c)).cloned().flatten(),
@@ -376,7 +402,7 @@ pub fn iterate(
     let mut best = (graph_cost(&g, &outs), g, outs);
     for _ in 0..rounds {
         let paid = selected(egraph, &choices, roots);
-        let next = tree_choices(egraph, Some(&paid));
+        let next = tree_choices(st, Some(&paid));
         let Some((g, outs)) = build(
             egraph,
             |c| next.get(usize::from(c)).cloned().flatten(),

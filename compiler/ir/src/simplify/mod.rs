@@ -248,13 +248,14 @@ pub(crate) fn simplify_with(
     // cheapest, and only if it does not cost more than the input.
     let t_extract = Instant::now();
     let mut best: Option<(f64, Graph, Vec<NodeId>)> = None;
-    let dag = extract::dag_choices(egraph);
+    let setup = extract::Setup::new(egraph);
+    let dag = extract::dag_choices(&setup);
     if dag.is_none() {
         log::debug!("simplify: greedy DAG extraction over budget");
     }
     let candidates = [
-        dag.and_then(|dag| extract::iterate(egraph, &roots, Some(dag), 4)),
-        extract::iterate(egraph, &roots, None, 4),
+        dag.and_then(|dag| extract::iterate(egraph, &setup, &roots, Some(dag), 4)),
+        extract::iterate(egraph, &setup, &roots, None, 4),
     ];
     for (cost, g, outs) in candidates.into_iter().flatten() {
         if !matches!(&best, Some(b) if b.0 <= cost) {
@@ -540,17 +541,18 @@ mod tests {
     #[test]
     fn sharing_aware_rounds_reuse_what_another_output_computes() {
         let (eg, roots) = shared_square_egraph();
-        let tree = extract::tree_choices(&eg, None);
+        let st = extract::Setup::new(&eg);
+        let tree = extract::tree_choices(&st, None);
         let (tg, touts) =
             extract::build(&eg, |c| tree.get(usize::from(c)).cloned().flatten(), &roots).unwrap();
         assert!((graph_cost(&tg, &touts) - 0.99 * 3.0).abs() < 1e-9);
-        let dag = extract::dag_choices(&eg).unwrap();
+        let dag = extract::dag_choices(&st).unwrap();
         let (dg, douts) =
             extract::build(&eg, |c| dag.get(usize::from(c)).cloned().flatten(), &roots).unwrap();
         // The greedy DAG extractor minimizes each class on its own: it does not know
         // that the other output pays for powi(x,2) anyway, so it takes powi(x,3).
         assert!((graph_cost(&dg, &douts) - 0.99 * 3.0).abs() < 1e-9);
-        let (cost, ig, iouts) = extract::iterate(&eg, &roots, None, 4).unwrap();
+        let (cost, ig, iouts) = extract::iterate(&eg, &st, &roots, None, 4).unwrap();
         assert!((cost - 1.99).abs() < 1e-9);
         assert_eq!(
             print_outputs(&ig, &iouts),
