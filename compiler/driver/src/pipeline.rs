@@ -1,0 +1,289 @@
+//! From a model file to a runtime model: check, lower, simplify, differentiate (inside
+//! lowering), compile, and map the result onto the runtime's function table.
+
+use fdc_diff::{Block as DBlock, ElementFunctions, Role as DRole};
+use fdc_frontend::{Analysis, Diagnostic};
+use fdc_ir::{Func, Graph};
+use fdc_runtime::table::{Block, ElementType, FunctionTable, Role, RoleFn, ABI_VERSION};
+use fdc_runtime::{ElementInstance, Model, RuntimeInput};
+use std::path::Path;
+use std::time::Instant;
+
+/// How to build.
+#[derive(Clone, Debug, Default)]
+pub struct BuildOptions {
+    pub overrides: Vec<(String, f64)>,
+    pub simplify: bool,
+    pub backend: fdc_backend::Options,
+}
+
+/// Milliseconds per phase.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BuildTimings {
+    pub parse_check: f64,
+    /// Lowering incl. symbolic differentiation of every role.
+    pub lower_diff: f64,
+    pub simplify: f64,
+    pub backend: fdc_backend::Timings,
+}
+
+/// What was built, ready for the runtime.
+pub struct Built {
+    pub model: Model,
+    pub settings: fdc_lower::Settings,
+    pub bodies: Vec<String>,
+    pub element_types: usize,
+    pub timings: BuildTimings,
+    pub cache_hit: bool,
+    pub warnings: Vec<String>,
+}
+
+/// Why a build stopped: diagnostics about the model (exit 1), or an internal failure
+/// of a later phase with a message.
+pub enum BuildError {
+    Model {
+        analysis: Box<Analysis>,
+        extra: Vec<Diagnostic>,
+    },
+    Backend(String),
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// Renders the diagnostics of a failed build, like `fdc check` does.
+pub fn render(analysis: &Analysis, extra: &[Diagnostic]) -> String {
+    let mut s = analysis.render();
+    for d in extra {
+        s.push_str(&d.render(&analysis.files));
+    }
+    s
+}
+
+pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
+    let t0 = Instant::now();
+    let analysis = fdc_frontend::analyze_file(path);
+    let parse_check = ms(t0);
+    if analysis.has_errors() {
+        return Err(BuildError::Model {
+            analysis: Box::new(analysis),
+            extra: vec![],
+        });
+    }
+    let warnings: Vec<String> = analysis
+        .diagnostics
+        .iter()
+        .map(|d| d.render(&analysis.files))
+        .collect();
+    let t1 = Instant::now();
+    let lowered = match fdc_lower::lower(&analysis.modules, &opts.overrides) {
+        Ok(l) => l,
+        Err(errors) => {
+            let extra = errors
+                .into_iter()
+                .map(|e| {
+                    let d = Diagnostic::error("E0900", e.message.clone());
+                    match e.span {
+                        Some(s) => d.at(s, "while lowering this"),
+                        None => d,
+                    }
+                })
+                .collect();
+            return Err(BuildError::Model {
+                analysis: Box::new(analysis),
+                extra,
+            });
+        }
+    };
+    let lower_diff = ms(t1);
+
+    // All roles of all element types go into one LLVM module.
+    let mut funcs: Vec<Func> = Vec::new();
+    for ty in &lowered.types {
+        for (role, f, _) in &ty.roles {
+            let mut f = f.clone();
+            f.name = format!("{}::{}", ty.name, role.name());
+            funcs.push(f);
+        }
+    }
+    let t2 = Instant::now();
+    let (graph, funcs) = if opts.simplify {
+        simplify_all(&lowered.graph, funcs)
+    } else {
+        (lowered.graph.clone(), funcs)
+    };
+    let simplify = ms(t2);
+    let compiled = fdc_backend::compile(&graph, &funcs, &opts.backend)
+        .map_err(|e| BuildError::Backend(e.to_string()))?;
+    let mut warnings = warnings;
+    if let Some(w) = &compiled.cache_warning {
+        warnings.push(format!("warning: object cache: {w}\n"));
+    }
+    let mut next = 0;
+    let types: Vec<ElementType> = lowered
+        .types
+        .iter()
+        .map(|ty| {
+            let t = element_type(ty, &compiled.functions[next..]);
+            next += ty.roles.len();
+            t
+        })
+        .collect();
+    let table = FunctionTable {
+        abi_version: ABI_VERSION,
+        types,
+        owner: Some(compiled.owner.clone()),
+    };
+    let instances = lowered
+        .instances
+        .iter()
+        .map(|i| ElementInstance {
+            name: i.name.clone(),
+            type_index: i.type_index,
+            params: i.params.clone(),
+            q_map: i.q_map.clone(),
+            v_map: i.v_map.clone(),
+            lambda_map: i.lambda_map.clone(),
+        })
+        .collect();
+    let inputs = lowered
+        .inputs
+        .iter()
+        .map(|i| RuntimeInput {
+            name: i.name.clone(),
+            targets: i.targets.clone(),
+        })
+        .collect();
+    Ok(Built {
+        model: Model {
+            table,
+            instances,
+            nq: lowered.nq,
+            nv: lowered.nv,
+            nl: lowered.nl,
+            inputs,
+        },
+        settings: lowered.settings,
+        bodies: lowered.bodies,
+        element_types: lowered.types.len(),
+        timings: BuildTimings {
+            parse_check,
+            lower_diff,
+            simplify,
+            backend: compiled.timings,
+        },
+        cache_hit: compiled.cache_hit,
+        warnings,
+    })
+}
+
+/// Simplifies each function on its own (the e-graph is bounded per function) and
+/// gathers the results into one graph again.
+fn simplify_all(graph: &Graph, funcs: Vec<Func>) -> (Graph, Vec<Func>) {
+    let limits = fdc_ir::simplify::Limits::default();
+    let mut out = Graph::new();
+    let mut result = Vec::with_capacity(funcs.len());
+    for f in funcs {
+        let s = fdc_ir::simplify::simplify(graph, &f.outputs, &limits);
+        let outputs = copy_into(&s.graph, &s.outputs, &mut out);
+        result.push(Func {
+            name: f.name,
+            inputs: f.inputs,
+            outputs,
+        });
+    }
+    (out, result)
+}
+
+/// Copies the nodes `roots` of `from` (with what they need) into `to`; hash-consing
+/// shares what both already have.
+fn copy_into(from: &Graph, roots: &[fdc_ir::Id], to: &mut Graph) -> Vec<fdc_ir::Id> {
+    use fdc_ir::{Id, Op};
+    let n = from.len();
+    let mut needed = vec![false; n];
+    for r in roots {
+        needed[r.index()] = true;
+    }
+    for i in (0..n).rev() {
+        if needed[i] {
+            for a in from.op(Id(i as u32)).operands() {
+                needed[a.index()] = true;
+            }
+        }
+    }
+    let mut map = vec![Id(0); n];
+    for i in 0..n {
+        if !needed[i] {
+            continue;
+        }
+        let m = |x: Id| map[x.index()];
+        let op = match from.op(Id(i as u32)) {
+            Op::Unary(u, a) => Op::Unary(u, m(a)),
+            Op::Add(a, b) => Op::Add(m(a), m(b)),
+            Op::Sub(a, b) => Op::Sub(m(a), m(b)),
+            Op::Mul(a, b) => Op::Mul(m(a), m(b)),
+            Op::Div(a, b) => Op::Div(m(a), m(b)),
+            Op::Powi(a, k) => Op::Powi(m(a), k),
+            Op::Pow(a, b) => Op::Pow(m(a), m(b)),
+            Op::Atan2(a, b) => Op::Atan2(m(a), m(b)),
+            Op::Min(a, b) => Op::Min(m(a), m(b)),
+            Op::Max(a, b) => Op::Max(m(a), m(b)),
+            Op::Select(c, ids) => Op::Select(c, ids.map(m)),
+            leaf => leaf,
+        };
+        map[i] = to.add(op);
+    }
+    roots.iter().map(|r| map[r.index()]).collect()
+}
+
+fn role_of(r: DRole) -> Role {
+    match r {
+        DRole::Res => Role::Res,
+        DRole::Iter => Role::Iter,
+        DRole::IterNoqv => Role::IterNoqv,
+        DRole::Ic => Role::Ic,
+        DRole::Init => Role::Init,
+        DRole::Update => Role::Update,
+        DRole::Scale => Role::Scale,
+        DRole::Out => Role::Out,
+        DRole::Post => Role::Post,
+    }
+}
+
+fn block_of(b: &DBlock) -> Block {
+    match b {
+        DBlock::Dense { len } => Block::Dense { len: *len },
+        DBlock::Sparse {
+            rows,
+            cols,
+            entries,
+        } => Block::Sparse {
+            rows: *rows,
+            cols: *cols,
+            entries: entries.clone(),
+        },
+    }
+}
+
+fn element_type(ty: &ElementFunctions, fns: &[fdc_runtime::table::ElementFn]) -> ElementType {
+    let mut roles: [Option<RoleFn>; 9] = Default::default();
+    for ((role, _, blocks), &func) in ty.roles.iter().zip(fns) {
+        roles[role_of(*role) as usize] = Some(RoleFn {
+            func,
+            blocks: blocks.iter().map(block_of).collect(),
+        });
+    }
+    ElementType {
+        name: ty.name.clone(),
+        nq: ty.nq,
+        nv: ty.nv,
+        nl: ty.nl,
+        np: ty.np,
+        owns_coordinates: ty.owns_coordinates,
+        outputs: ty.outputs.clone(),
+        multipliers: ty.multipliers.clone(),
+        state_params: ty.state_params.clone(),
+        roles,
+    }
+}

@@ -1,0 +1,91 @@
+//! The `simulate` block of a model (as lowered) onto the runtime's settings, with the
+//! command line's overrides applied on top.
+
+use fdc_lower::NewtonSetting;
+use fdc_runtime::{Form, LinearSolverKind, Newton, Settings};
+
+/// What the command line may override; `None` keeps the model's value.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub end: Option<f64>,
+    pub step: Option<f64>,
+    pub output_every: Option<f64>,
+    pub alpha: Option<f64>,
+    pub form: Option<String>,
+    pub newton: Option<NewtonSetting>,
+    pub adaptive: Option<f64>,
+    pub linear: Option<String>,
+    pub timing: bool,
+}
+
+fn form(word: &str) -> Result<Form, String> {
+    match word {
+        "arnold_bruls" | "arnold-bruls" => Ok(Form::ArnoldBruls),
+        "negrut" => Ok(Form::Negrut),
+        other => Err(format!("unknown HHT form `{other}` (arnold_bruls, negrut)")),
+    }
+}
+
+fn linear(word: &str) -> Result<LinearSolverKind, String> {
+    match word {
+        "sparse" => Ok(LinearSolverKind::Sparse),
+        "dense" => Ok(LinearSolverKind::Dense),
+        other => Err(format!("unknown linear solver `{other}` (sparse, dense)")),
+    }
+}
+
+/// Parses `velocity:TOL`, `velocity`, `legacy` or `fixed:N` (the `--newton` flag).
+pub fn parse_newton(s: &str) -> Result<NewtonSetting, String> {
+    let (kind, arg) = s.split_once(':').unwrap_or((s, ""));
+    match (kind, arg) {
+        ("velocity", "") => Ok(NewtonSetting::Velocity(1e-10)),
+        ("velocity", tol) => tol
+            .parse()
+            .map(NewtonSetting::Velocity)
+            .map_err(|_| format!("`{tol}` is not a tolerance")),
+        ("legacy", "") => Ok(NewtonSetting::Legacy),
+        ("fixed", n) => match n.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(NewtonSetting::Fixed(n)),
+            _ => Err(format!("`fixed:{n}` needs a count of at least 1")),
+        },
+        _ => Err(format!("`{s}`: use velocity:TOL, legacy or fixed:N")),
+    }
+}
+
+/// Model settings, then overrides; the result is validated by the runtime.
+pub fn runtime_settings(model: &fdc_lower::Settings, o: &Overrides) -> Result<Settings, String> {
+    let d = Settings::default();
+    let end = o.end.or(model.end).unwrap_or(d.end);
+    let step = o.step.or(model.step).unwrap_or(d.step);
+    let newton = match o.newton.or(model.newton) {
+        None => d.newton,
+        Some(NewtonSetting::Velocity(tol)) => Newton::Velocity { tol },
+        Some(NewtonSetting::Legacy) => Newton::Legacy,
+        Some(NewtonSetting::Fixed(n)) => Newton::Fixed(n),
+    };
+    let s = Settings {
+        end,
+        step,
+        output_every: o
+            .output_every
+            .or(model.output_every)
+            .unwrap_or(d.output_every),
+        alpha: o.alpha.or(model.alpha).unwrap_or(-0.05),
+        form: match o.form.as_deref().or(model.form.as_deref()) {
+            Some(w) => form(w)?,
+            None => d.form,
+        },
+        newton,
+        adaptive: o.adaptive.or(model.adaptive),
+        step_min: model.step_min.unwrap_or(d.step_min.min(step)),
+        step_max: model.step_max.unwrap_or(d.step_max),
+        linear: match o.linear.as_deref().or(model.linear_solver.as_deref()) {
+            Some(w) => linear(w)?,
+            None => d.linear,
+        },
+        timing: o.timing,
+        ..d.clone()
+    };
+    s.validate()?;
+    Ok(s)
+}

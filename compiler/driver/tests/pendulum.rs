@@ -1,0 +1,81 @@
+//! End to end: the example pendulum through front end, lowering, differentiation,
+//! LLVM and the runtime, against the period of a physical pendulum from the complete
+//! elliptic integral (an independent closed form).
+
+use fdc_driver::pipeline::{build, BuildOptions};
+use fdc_driver::settings::{runtime_settings, Overrides};
+use fdc_runtime::{MemorySink, System};
+use std::path::PathBuf;
+
+fn example(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+/// K(k) by the arithmetic–geometric mean: K = π / (2 AGM(1, √(1−k²))).
+fn elliptic_k(k: f64) -> f64 {
+    let (mut a, mut b) = (1.0f64, (1.0 - k * k).sqrt());
+    for _ in 0..30 {
+        let (an, bn) = ((a + b) / 2.0, (a * b).sqrt());
+        a = an;
+        b = bn;
+    }
+    std::f64::consts::PI / (2.0 * a)
+}
+
+/// Times where `x` crosses zero from above, linearly interpolated.
+fn down_crossings(t: &[f64], x: &[f64]) -> Vec<f64> {
+    let mut out = Vec::new();
+    for i in 1..x.len() {
+        if x[i - 1] > 0.0 && x[i] <= 0.0 {
+            out.push(t[i - 1] + (t[i] - t[i - 1]) * x[i - 1] / (x[i - 1] - x[i]));
+        }
+    }
+    out
+}
+
+fn options() -> BuildOptions {
+    BuildOptions {
+        simplify: true,
+        backend: fdc_backend::Options {
+            cache: fdc_backend::CacheMode::Off,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+#[test]
+fn pendulum_period_matches_the_elliptic_integral() {
+    let built = match build(&example("pendulum.fd"), &options()) {
+        Ok(b) => b,
+        Err(fdc_driver::pipeline::BuildError::Model { analysis, extra }) => {
+            panic!("{}", fdc_driver::pipeline::render(&analysis, &extra))
+        }
+        Err(fdc_driver::pipeline::BuildError::Backend(e)) => panic!("{e}"),
+    };
+    let mut settings = runtime_settings(&built.settings, &Overrides::default()).unwrap();
+    settings.end = 4.0;
+    settings.output_every = 0.0;
+    settings.step = 1e-3;
+    let mut sys = System::new(built.model).unwrap();
+    let mut sink = MemorySink::default();
+    sys.run(&settings, &mut sink).unwrap();
+    let x = sink.channel("tip.x").expect("tip.x channel");
+    let z = sink.channel("tip.z").expect("tip.z channel");
+    // Released horizontally: the tip stays on the circle of radius L = 1.
+    for (xi, zi) in x.iter().zip(&z) {
+        assert!(((xi * xi + zi * zi).sqrt() - 1.0).abs() < 1e-8);
+    }
+    // Physical pendulum, pivot at one end: T = 4 sqrt(I/(m g d)) K(sin(θ0/2)),
+    // I = m L²/3 (+ the tiny axial term does not act), d = L/2, θ0 = π/2.
+    let (l, g) = (1.0f64, 9.81f64);
+    let t_ref =
+        4.0 * (2.0 * l / (3.0 * g)).sqrt() * elliptic_k((std::f64::consts::FRAC_PI_4).sin());
+    let c = down_crossings(&sink.times, &x);
+    assert!(c.len() >= 2, "crossings {c:?}");
+    let period = c[1] - c[0];
+    let rel = (period - t_ref).abs() / t_ref;
+    assert!(rel < 1e-4, "period {period} vs {t_ref} (rel {rel:e})");
+}

@@ -1,0 +1,69 @@
+//! Numeric evaluation of IR nodes at build time (parameter defaults, `initial(e)`,
+//! fields of nested instances), with the rotation symbols of the connected bodies
+//! taken from their quaternions. Same arithmetic as the IR interpreter.
+
+use fdc_ir::{interp, Graph, Id, Op, Slot};
+
+/// Evaluates `nodes` with local configuration `q` (7 per body), velocities `v` (6 per
+/// body), parameters `p`, zero accelerations, multipliers, increments and t = 0.
+pub fn eval_nodes(
+    g: &Graph,
+    nodes: &[Id],
+    q: &[f64],
+    v: &[f64],
+    p: &[f64],
+) -> Result<Vec<f64>, String> {
+    let n = g.len();
+    let mut needed = vec![false; n];
+    for &o in nodes {
+        needed[o.index()] = true;
+    }
+    for i in (0..n).rev() {
+        if needed[i] {
+            for a in g.op(Id(i as u32)).operands() {
+                needed[a.index()] = true;
+            }
+        }
+    }
+    let rotations: Vec<[[f64; 3]; 3]> = q
+        .chunks(7)
+        .filter(|c| c.len() == 7)
+        .map(|c| fdc_diff::lie::num::shabana([c[3], c[4], c[5], c[6]]))
+        .collect();
+    let mut val = vec![0.0; n];
+    for i in 0..n {
+        if !needed[i] {
+            continue;
+        }
+        let op = g.op(Id(i as u32));
+        val[i] = match op {
+            Op::Input(slot, k) => {
+                let k = k as usize;
+                let arr: &[f64] = match slot {
+                    Slot::Q => q,
+                    Slot::V => v,
+                    Slot::P => p,
+                    Slot::T | Slot::Vdot | Slot::Lambda | Slot::C | Slot::Delta => &[],
+                };
+                match slot {
+                    Slot::Q | Slot::V | Slot::P => *arr.get(k).ok_or_else(|| {
+                        format!(
+                            "needs {}[{k}], which is not known at build time",
+                            slot.name()
+                        )
+                    })?,
+                    _ => 0.0,
+                }
+            }
+            Op::Sym(s) => {
+                let (k, r) = (s as usize / 9, s as usize % 9);
+                let a = rotations.get(k).ok_or_else(|| {
+                    format!("needs the rotation of body {k}, which is not connected")
+                })?;
+                a[r / 3][r % 3]
+            }
+            _ => interp::apply(&op, |a| val[a.index()]),
+        };
+    }
+    Ok(nodes.iter().map(|o| val[o.index()]).collect())
+}

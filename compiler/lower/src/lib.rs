@@ -1,0 +1,1198 @@
+//! Lowering of a checked fd model to element types (IR, via the differentiation
+//! crate's [`ElementBuilder`]) and element instances (parameters and index maps).
+//!
+//! Knows: the AST of the front end, the IR, the element builder of `fdc-diff`.
+//! What happens here: model parameters are evaluated to numbers; every instance is
+//! flattened (presets into their primitives, `<joint>.<primitive>`); every element type
+//! is lowered once per pattern of ground connections; values that belong to an instance
+//! (`initial(e)`, `b.local(x)`, parameter defaults, fields of nested instances) become
+//! parameter slots computed numerically at build time from the initial configuration.
+//! So a changed number never changes the IR: `--set` never recompiles.
+//!
+//! **Architecture invariant:** must not know LLVM or the runtime. It runs only on a
+//! model the front end has checked; anything it still cannot lower is a [`LowerError`]
+//! with a span, never a panic.
+
+mod eval;
+mod expr;
+mod value;
+
+use eval::eval_nodes;
+use expr::{Globals, Hidden, Lowerer, Target};
+use fdc_diff::{Coordinates, ElementBuilder, ElementFunctions, Role};
+use fdc_frontend::ast::{Expr, ExprKind, Field, Item, Kind, Module, Span, StmtKind, TypeDef};
+use fdc_ir::{Graph, Id};
+use std::collections::HashMap;
+use value::{BodyRef, Val};
+
+/// Something the lowering could not turn into element functions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LowerError {
+    pub span: Option<Span>,
+    pub message: String,
+}
+
+impl std::fmt::Display for LowerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// One element instance of the runtime: its type, parameters and global index maps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instance {
+    pub name: String,
+    pub type_index: usize,
+    pub params: Vec<f64>,
+    pub q_map: Vec<usize>,
+    pub v_map: Vec<usize>,
+    pub lambda_map: Vec<usize>,
+}
+
+/// A runtime input: a name and the instance parameters it drives.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Input {
+    pub name: String,
+    pub default: f64,
+    pub targets: Vec<(usize, usize)>,
+}
+
+/// `newton = ...` of the simulate block.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NewtonSetting {
+    Velocity(f64),
+    Legacy,
+    Fixed(usize),
+}
+
+/// The `simulate { ... }` block; `None` where the model does not say.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Settings {
+    pub end: Option<f64>,
+    pub step: Option<f64>,
+    pub output_every: Option<f64>,
+    pub alpha: Option<f64>,
+    /// `arnold_bruls` or `negrut`.
+    pub form: Option<String>,
+    pub newton: Option<NewtonSetting>,
+    pub adaptive: Option<f64>,
+    pub step_min: Option<f64>,
+    pub step_max: Option<f64>,
+    /// `sparse` or `dense`.
+    pub linear_solver: Option<String>,
+}
+
+/// A model ready for code generation and the runtime.
+pub struct LoweredModel {
+    pub graph: Graph,
+    pub types: Vec<ElementFunctions>,
+    pub instances: Vec<Instance>,
+    pub nq: usize,
+    pub nv: usize,
+    pub nl: usize,
+    pub bodies: Vec<String>,
+    pub inputs: Vec<Input>,
+    pub settings: Settings,
+    /// Model parameters with their values (after `--set`).
+    pub params: Vec<(String, Vec<f64>)>,
+}
+
+/// A parameter slot of an element type.
+#[derive(Clone, Debug)]
+struct ParamSlot {
+    name: String,
+    offset: usize,
+    size: usize,
+    default: Option<Vec<Id>>,
+    span: Span,
+}
+
+/// A nested instance inside an element type (a preset's primitive).
+struct Sub {
+    name: String,
+    ty: String,
+    span: Span,
+    conns: Vec<BodyRef>,
+    fields: Vec<(String, Vec<Id>, Span)>,
+}
+
+/// An element type lowered for one pattern of ground connections.
+struct LoweredType {
+    fn_index: Option<usize>,
+    n_params: usize,
+    slots: Vec<ParamSlot>,
+    hidden: Vec<Hidden>,
+    subs: Vec<Sub>,
+}
+
+struct Body {
+    q0: Vec<f64>,
+    v0: Vec<f64>,
+    q_offset: usize,
+    v_offset: usize,
+}
+
+fn size_of_type(name: &str) -> Option<usize> {
+    Some(match name {
+        "scalar" => 1,
+        "vec3" => 3,
+        "quat" => 4,
+        "mat3" => 9,
+        _ => return None,
+    })
+}
+
+fn has_equations(def: &TypeDef) -> bool {
+    def.body.iter().any(|s| {
+        matches!(
+            s.kind,
+            StmtKind::Constrain(_)
+                | StmtKind::ApplyForce { .. }
+                | StmtKind::ApplyTorque { .. }
+                | StmtKind::ApplyBodyTorque { .. }
+                | StmtKind::ApplyGeneralized { .. }
+                | StmtKind::State { .. }
+                | StmtKind::Output { .. }
+                | StmtKind::CoordinatesGroup { .. }
+        )
+    })
+}
+
+struct Lowering<'a> {
+    globals: Globals<'a>,
+    typedefs: HashMap<String, &'a TypeDef>,
+    cache: HashMap<(String, Vec<bool>), LoweredType>,
+    graph: Graph,
+    types: Vec<ElementFunctions>,
+    instances: Vec<Instance>,
+    bodies: Vec<Body>,
+    body_names: HashMap<String, usize>,
+    nl: usize,
+    errors: Vec<LowerError>,
+    input_names: HashMap<String, usize>,
+    inputs: Vec<Input>,
+}
+
+/// Lowers the checked modules of a model (as the front end returns them; stdlib
+/// modules included). `overrides` replace model parameter values (`--set`).
+pub fn lower(
+    modules: &[Module],
+    overrides: &[(String, f64)],
+) -> Result<LoweredModel, Vec<LowerError>> {
+    let items: Vec<&Item> = modules.iter().flat_map(|m| m.items.iter()).collect();
+    let mut l = Lowering {
+        globals: Globals {
+            gravity: [0.0, 0.0, 0.0],
+            ..Globals::default()
+        },
+        typedefs: HashMap::new(),
+        cache: HashMap::new(),
+        graph: Graph::new(),
+        types: Vec::new(),
+        instances: Vec::new(),
+        bodies: Vec::new(),
+        body_names: HashMap::new(),
+        nl: 0,
+        errors: Vec::new(),
+        input_names: HashMap::new(),
+        inputs: Vec::new(),
+    };
+    for item in &items {
+        match item {
+            Item::Fn(f) => {
+                l.globals.fns.insert(f.name.name.clone(), f);
+            }
+            Item::TypeDef(t) => {
+                l.typedefs.insert(t.name.name.clone(), t);
+            }
+            _ => {}
+        }
+    }
+    let mut unused: Vec<&String> = Vec::new();
+    for (name, _) in overrides {
+        let known = items
+            .iter()
+            .any(|i| matches!(i, Item::Param(p) | Item::Input(p) if &p.name.name == name));
+        if !known {
+            unused.push(name);
+        }
+    }
+    if let Some(name) = unused.first() {
+        return Err(vec![LowerError {
+            span: None,
+            message: format!("`--set {name}=...`: the model has no parameter `{name}`"),
+        }]);
+    }
+    // Model parameters and inputs, in order; later ones may use earlier ones.
+    let mut params = Vec::new();
+    for item in &items {
+        let (p, is_input) = match item {
+            Item::Param(p) => (p, false),
+            Item::Input(p) => (p, true),
+            _ => continue,
+        };
+        let value = match overrides.iter().rev().find(|(n, _)| *n == p.name.name) {
+            Some((_, v)) => Some(vec![*v]),
+            None => match &p.default {
+                Some(e) => l.numeric(e),
+                None => {
+                    l.err(p.span, format!("parameter `{}` has no value", p.name.name));
+                    None
+                }
+            },
+        };
+        if let Some(v) = value {
+            if is_input {
+                if v.len() != 1 {
+                    l.err(p.span, "an input is a scalar");
+                    continue;
+                }
+                l.input_names.insert(p.name.name.clone(), l.inputs.len());
+                l.inputs.push(Input {
+                    name: p.name.name.clone(),
+                    default: v[0],
+                    targets: Vec::new(),
+                });
+            }
+            params.push((p.name.name.clone(), v.clone()));
+            l.globals.params.insert(p.name.name.clone(), v);
+        }
+    }
+    for item in &items {
+        if let Item::Gravity { value, span } = item {
+            match l.numeric(value).as_deref() {
+                Some([x, y, z]) => l.globals.gravity = [*x, *y, *z],
+                Some(_) => l.err(*span, "gravity is a vec3"),
+                None => {}
+            }
+        }
+    }
+    // Bodies first: every connector needs their initial configuration.
+    for item in &items {
+        if let Item::Instance(inst) = item {
+            if inst.kind == Kind::Body {
+                l.body_instance(inst);
+            }
+        }
+    }
+    for item in &items {
+        if let Item::Instance(inst) = item {
+            if inst.kind != Kind::Body {
+                l.top_instance(inst);
+            }
+        }
+    }
+    for item in &items {
+        if let Item::Output { name, value, span } = item {
+            l.model_output(&name.name, value, *span);
+        }
+    }
+    let settings = l.settings(&items);
+    if !l.errors.is_empty() {
+        return Err(l.errors);
+    }
+    let nq = 7 * l.bodies.len();
+    let nv = 6 * l.bodies.len();
+    let mut body_names: Vec<(String, usize)> = l.body_names.into_iter().collect();
+    body_names.sort_by_key(|b| b.1);
+    Ok(LoweredModel {
+        graph: l.graph,
+        types: l.types,
+        instances: l.instances,
+        nq,
+        nv,
+        nl: l.nl,
+        bodies: body_names.into_iter().map(|b| b.0).collect(),
+        inputs: l.inputs,
+        settings,
+        params,
+    })
+}
+
+impl<'a> Lowering<'a> {
+    fn err(&mut self, span: Span, message: impl Into<String>) {
+        self.errors.push(LowerError {
+            span: Some(span),
+            message: message.into(),
+        });
+    }
+
+    /// A model-level expression as numbers.
+    fn numeric(&mut self, e: &Expr) -> Option<Vec<f64>> {
+        let mut g = Graph::new();
+        let mut lw = Lowerer::new(&self.globals, Target::Plain(&mut g));
+        let v = lw.expr(e);
+        let errors = std::mem::take(&mut lw.errors);
+        drop(lw);
+        self.errors.extend(errors);
+        let ids = match v?.scalars() {
+            Some(ids) => ids,
+            None => {
+                self.err(e.span, "expected a number, vector, matrix or quaternion");
+                return None;
+            }
+        };
+        match eval_nodes(&g, &ids, &[], &[], &[]) {
+            Ok(x) => Some(x),
+            Err(msg) => {
+                self.err(e.span, msg);
+                None
+            }
+        }
+    }
+
+    /// Fields of an instance evaluated at model level: name → (value, input it copies).
+    fn model_fields(&mut self, fields: &[Field]) -> Vec<(String, Vec<f64>, Span, Option<usize>)> {
+        let mut out = Vec::new();
+        for f in fields {
+            let input = match &f.value.kind {
+                ExprKind::Name(n) => self.input_names.get(n).copied(),
+                _ => None,
+            };
+            if let Some(v) = self.numeric(&f.value) {
+                out.push((f.name.name.clone(), v, f.span, input));
+            }
+        }
+        out
+    }
+
+    fn typedef(&mut self, name: &str, span: Span) -> Option<&'a TypeDef> {
+        let t = self.typedefs.get(name).copied();
+        if t.is_none() {
+            self.err(span, format!("unknown element type `{name}`"));
+        }
+        t
+    }
+
+    fn body_instance(&mut self, inst: &fdc_frontend::ast::Instance) {
+        let Some(def) = self.typedef(&inst.ty.name, inst.ty.span) else {
+            return;
+        };
+        if !def
+            .body
+            .iter()
+            .any(|s| matches!(s.kind, StmtKind::CoordinatesGroup { .. }))
+        {
+            self.err(
+                inst.ty.span,
+                format!(
+                    "`{}` is not a body type (it has no coordinates)",
+                    inst.ty.name
+                ),
+            );
+            return;
+        }
+        let fields = self.model_fields(&inst.fields);
+        let index = self.bodies.len();
+        let q_offset = 7 * index;
+        let v_offset = 6 * index;
+        // Register the body before its own parameters are computed: its defaults may
+        // refer to itself, at an unknown (NaN) configuration.
+        self.bodies.push(Body {
+            q0: vec![f64::NAN; 7],
+            v0: vec![f64::NAN; 6],
+            q_offset,
+            v_offset,
+        });
+        self.body_names.insert(inst.name.name.clone(), index);
+        let key = (inst.ty.name.clone(), vec![]);
+        if !self.ensure_type(def, &key) {
+            return;
+        }
+        let Some(p) = self.params_of(&key, &[index], &fields, &inst.name.name, inst.span) else {
+            return;
+        };
+        let lt = &self.cache[&key];
+        let Some(fi) = lt.fn_index else { return };
+        let init = self.types[fi]
+            .role(Role::Init)
+            .map(|(f, _)| f.outputs.clone());
+        let Some(init) = init else { return };
+        match eval_nodes(&self.graph, &init, &[], &[], &p) {
+            Ok(x) => {
+                self.bodies[index].q0 = x[..7].to_vec();
+                self.bodies[index].v0 = x[7..13].to_vec();
+            }
+            Err(msg) => self.err(inst.span, msg),
+        }
+        self.push_instance(fi, &inst.name.name, p, &[index]);
+    }
+
+    fn push_instance(
+        &mut self,
+        fi: usize,
+        name: &str,
+        params: Vec<f64>,
+        bodies: &[usize],
+    ) -> usize {
+        let nl = self.types[fi].nl;
+        let mut q_map = Vec::new();
+        let mut v_map = Vec::new();
+        for &b in bodies {
+            let body = &self.bodies[b];
+            q_map.extend(body.q_offset..body.q_offset + 7);
+            v_map.extend(body.v_offset..body.v_offset + 6);
+        }
+        let lambda_map = (self.nl..self.nl + nl).collect();
+        self.nl += nl;
+        self.instances.push(Instance {
+            name: name.to_string(),
+            type_index: fi,
+            params,
+            q_map,
+            v_map,
+            lambda_map,
+        });
+        self.instances.len() - 1
+    }
+
+    /// A body name or `ground` given as a connection at model level.
+    fn connection(&mut self, e: &Expr) -> Option<Option<usize>> {
+        match &e.kind {
+            ExprKind::Name(n) if n == "ground" => Some(None),
+            ExprKind::Name(n) => match self.body_names.get(n) {
+                Some(&b) => Some(Some(b)),
+                None => {
+                    self.err(e.span, format!("`{n}` is not a body"));
+                    None
+                }
+            },
+            _ => {
+                self.err(e.span, "a connection is a body name or `ground`");
+                None
+            }
+        }
+    }
+
+    fn top_instance(&mut self, inst: &fdc_frontend::ast::Instance) {
+        let Some(def) = self.typedef(&inst.ty.name, inst.ty.span) else {
+            return;
+        };
+        let mut conns = Vec::new();
+        for c in &inst.connections {
+            match self.connection(c) {
+                Some(b) => conns.push(b),
+                None => return,
+            }
+        }
+        // Defaulted connections (`b2: body = ground`) are ground.
+        for (i, cp) in def.connections.iter().enumerate().skip(conns.len()) {
+            match &cp.default {
+                Some(d) => match self.connection(d) {
+                    Some(b) => conns.push(b),
+                    None => return,
+                },
+                None => {
+                    self.err(
+                        inst.connections_span,
+                        format!(
+                            "connection {} (`{}`) of `{}` is missing",
+                            i + 1,
+                            cp.name.name,
+                            def.name.name
+                        ),
+                    );
+                    return;
+                }
+            }
+        }
+        let fields = self.model_fields(&inst.fields);
+        self.instantiate(def, &conns, &fields, &inst.name.name, inst.span);
+    }
+
+    fn instantiate(
+        &mut self,
+        def: &'a TypeDef,
+        conns: &[Option<usize>],
+        fields: &[(String, Vec<f64>, Span, Option<usize>)],
+        name: &str,
+        span: Span,
+    ) {
+        if name.matches('.').count() > 16 {
+            self.err(
+                span,
+                "element types nest too deeply (a type includes itself?)",
+            );
+            return;
+        }
+        if conns.len() != def.connections.len() {
+            self.err(
+                span,
+                format!(
+                    "`{}` connects {} bodies, {} given",
+                    def.name.name,
+                    def.connections.len(),
+                    conns.len()
+                ),
+            );
+            return;
+        }
+        let mask: Vec<bool> = conns.iter().map(Option::is_none).collect();
+        let key = (def.name.name.clone(), mask);
+        if !self.ensure_type(def, &key) {
+            return;
+        }
+        let bodies: Vec<usize> = conns.iter().flatten().copied().collect();
+        let Some(p) = self.params_of(&key, &bodies, fields, name, span) else {
+            return;
+        };
+        let (q, v) = self.local_state(&bodies);
+        let lt = &self.cache[&key];
+        let fn_index = lt.fn_index;
+        // Nested instances: connections through the parent's, fields as numbers.
+        let mut subs = Vec::new();
+        for sub in &lt.subs {
+            let sub_conns: Vec<Option<usize>> = sub
+                .conns
+                .iter()
+                .map(|c| match c {
+                    BodyRef::Ground => None,
+                    BodyRef::Local(k) => Some(bodies[*k]),
+                })
+                .collect();
+            let mut sub_fields = Vec::new();
+            for (fname, nodes, fspan) in &sub.fields {
+                match eval_nodes(&self.graph, nodes, &q, &v, &p) {
+                    Ok(x) => sub_fields.push((fname.clone(), x, *fspan, None)),
+                    Err(msg) => self.errors.push(LowerError {
+                        span: Some(*fspan),
+                        message: msg,
+                    }),
+                }
+            }
+            subs.push((
+                sub.ty.clone(),
+                sub_conns,
+                sub_fields,
+                format!("{name}.{}", sub.name),
+                sub.span,
+            ));
+        }
+        if let Some(fi) = fn_index {
+            let idx = self.push_instance(fi, name, p, &bodies);
+            self.record_inputs(&key, idx, fields);
+        }
+        for (ty, c, f, n, s) in subs {
+            if let Some(d) = self.typedef(&ty, s) {
+                self.instantiate(d, &c, &f, &n, s);
+            }
+        }
+    }
+
+    /// Inputs passed directly as a field value drive that parameter at run time.
+    fn record_inputs(
+        &mut self,
+        key: &(String, Vec<bool>),
+        instance: usize,
+        fields: &[(String, Vec<f64>, Span, Option<usize>)],
+    ) {
+        for (fname, _, _, input) in fields {
+            let Some(input) = input else { continue };
+            if let Some(slot) = self.cache[key].slots.iter().find(|s| &s.name == fname) {
+                self.inputs[*input].targets.push((instance, slot.offset));
+            }
+        }
+    }
+
+    fn local_state(&self, bodies: &[usize]) -> (Vec<f64>, Vec<f64>) {
+        let q = bodies
+            .iter()
+            .flat_map(|&b| self.bodies[b].q0.clone())
+            .collect();
+        let v = bodies
+            .iter()
+            .flat_map(|&b| self.bodies[b].v0.clone())
+            .collect();
+        (q, v)
+    }
+
+    /// The parameter vector of one instance: fields, defaults and hidden slots, in
+    /// slot order (each may use the slots before it).
+    fn params_of(
+        &mut self,
+        key: &(String, Vec<bool>),
+        bodies: &[usize],
+        fields: &[(String, Vec<f64>, Span, Option<usize>)],
+        name: &str,
+        span: Span,
+    ) -> Option<Vec<f64>> {
+        let (q, v) = self.local_state(bodies);
+        let lt = &self.cache[key];
+        let mut p = vec![f64::NAN; lt.n_params];
+        enum Fill<'s> {
+            Slot(&'s ParamSlot),
+            Hidden(&'s Hidden),
+        }
+        let mut order: Vec<(usize, Fill)> =
+            lt.slots.iter().map(|s| (s.offset, Fill::Slot(s))).collect();
+        order.extend(lt.hidden.iter().map(|h| (h.offset, Fill::Hidden(h))));
+        order.sort_by_key(|o| o.0);
+        let mut errors = Vec::new();
+        for (name_f, _, fspan, _) in fields {
+            if !lt.slots.iter().any(|s| &s.name == name_f) {
+                errors.push(LowerError {
+                    span: Some(*fspan),
+                    message: format!("`{}` has no field `{name_f}`", key.0),
+                });
+            }
+        }
+        for (offset, fill) in order {
+            let value = match fill {
+                Fill::Slot(s) => match fields.iter().find(|f| f.0 == s.name) {
+                    Some((_, x, fspan, _)) => {
+                        if x.len() != s.size {
+                            errors.push(LowerError {
+                                span: Some(*fspan),
+                                message: format!(
+                                    "field `{}` has {} components, `{}` expects {}",
+                                    s.name,
+                                    x.len(),
+                                    key.0,
+                                    s.size
+                                ),
+                            });
+                            continue;
+                        }
+                        Ok(x.clone())
+                    }
+                    None => match &s.default {
+                        Some(nodes) => eval_nodes(&self.graph, nodes, &q, &v, &p),
+                        None => {
+                            errors.push(LowerError {
+                                span: Some(span),
+                                message: format!(
+                                    "`{name}` needs the field `{}` (declared at {}..{})",
+                                    s.name, s.span.start, s.span.end
+                                ),
+                            });
+                            continue;
+                        }
+                    },
+                },
+                Fill::Hidden(h) => eval_nodes(&self.graph, &h.nodes, &q, &v, &p),
+            };
+            match value {
+                Ok(x) => p[offset..offset + x.len()].copy_from_slice(&x),
+                Err(msg) => errors.push(LowerError {
+                    span: Some(span),
+                    message: format!("`{name}`: {msg}"),
+                }),
+            }
+        }
+        let ok = errors.is_empty();
+        self.errors.extend(errors);
+        ok.then_some(p)
+    }
+
+    /// Lowers `def` for a ground pattern unless done already. False on errors.
+    fn ensure_type(&mut self, def: &'a TypeDef, key: &(String, Vec<bool>)) -> bool {
+        if self.cache.contains_key(key) {
+            return true;
+        }
+        // Pass 1 on a scratch graph learns the number of parameter slots, which the
+        // builder needs up front; pass 2 builds for real. Lowering is cheap.
+        let n_params = {
+            let mut scratch = Graph::new();
+            match self.lower_type(def, &key.1, &mut scratch, 0, true) {
+                Ok(lt) => lt.n_params,
+                Err(e) => {
+                    self.errors.extend(e);
+                    return false;
+                }
+            }
+        };
+        let mut graph = std::mem::take(&mut self.graph);
+        let r = self.lower_type(def, &key.1, &mut graph, n_params, false);
+        self.graph = graph;
+        match r {
+            Ok(lt) => {
+                self.cache.insert(key.clone(), lt);
+                true
+            }
+            Err(e) => {
+                self.errors.extend(e);
+                false
+            }
+        }
+    }
+
+    fn lower_type(
+        &mut self,
+        def: &'a TypeDef,
+        ground: &[bool],
+        graph: &mut Graph,
+        n_params: usize,
+        dry: bool,
+    ) -> Result<LoweredType, Vec<LowerError>> {
+        let is_body = def
+            .body
+            .iter()
+            .any(|s| matches!(s.kind, StmtKind::CoordinatesGroup { .. }));
+        let n_bodies = if is_body {
+            1
+        } else {
+            ground.iter().filter(|g| !**g).count()
+        };
+        let kind = if is_body {
+            Coordinates::RigidBody
+        } else {
+            Coordinates::Connector
+        };
+        let suffix: String = if ground.iter().any(|g| *g) {
+            let s: Vec<&str> = ground.iter().map(|g| if *g { "g" } else { "b" }).collect();
+            format!("[{}]", s.join(""))
+        } else {
+            String::new()
+        };
+        let type_name = format!("{}{suffix}", def.name.name);
+        let mut builder = ElementBuilder::new(graph, &type_name, kind, n_bodies, n_params);
+        let n_constraints = def
+            .body
+            .iter()
+            .filter(|s| matches!(s.kind, StmtKind::Constrain(_)))
+            .count();
+        let mut lw = Lowerer::new(&self.globals, Target::Element(&mut builder));
+        if is_body {
+            lw.scope.insert("self".into(), Val::Body(BodyRef::Local(0)));
+        }
+        let mut k = 0;
+        for (cp, &g) in def.connections.iter().zip(ground) {
+            let b = if g {
+                BodyRef::Ground
+            } else {
+                k += 1;
+                BodyRef::Local(k - 1)
+            };
+            lw.scope.insert(cp.name.name.clone(), Val::Body(b));
+        }
+        let mut slots = Vec::new();
+        let mut subs = Vec::new();
+        let mut constraint_no = 0;
+        for stmt in &def.body {
+            match &stmt.kind {
+                StmtKind::Param(decl) => {
+                    let default = decl.default.as_ref().and_then(|d| lw.expr(d));
+                    let size = match (&decl.ty, &default) {
+                        (Some(t), _) => size_of_type(&t.name),
+                        (None, Some(v)) => v.scalars().map(|s| s.len()),
+                        (None, None) => None,
+                    };
+                    let Some(size) = size else {
+                        lw.error::<()>(decl.span, format!("the type of parameter `{}` is unknown: give `: scalar`, `: vec3`, ...", decl.name.name));
+                        continue;
+                    };
+                    let offset = lw.next_param;
+                    lw.next_param += size;
+                    let ids: Vec<Id> = (0..size)
+                        .map(|i| lw.target.g().input(fdc_ir::Slot::P, offset + i))
+                        .collect();
+                    let shape = match size {
+                        1 => Val::S(ids[0]),
+                        3 => Val::V([ids[0], ids[1], ids[2]]),
+                        4 => Val::Q([ids[0], ids[1], ids[2], ids[3]]),
+                        _ => Val::M([
+                            [ids[0], ids[1], ids[2]],
+                            [ids[3], ids[4], ids[5]],
+                            [ids[6], ids[7], ids[8]],
+                        ]),
+                    };
+                    lw.scope.insert(decl.name.name.clone(), shape);
+                    slots.push(ParamSlot {
+                        name: decl.name.name.clone(),
+                        offset,
+                        size,
+                        default: default
+                            .and_then(|d| d.scalars())
+                            .filter(|d| d.len() == size),
+                        span: decl.span,
+                    });
+                }
+                StmtKind::Let { name, value, .. } => {
+                    if let Some(v) = lw.expr(value) {
+                        lw.scope.insert(name.name.clone(), v);
+                    }
+                }
+                StmtKind::Constrain(e) => {
+                    if let Some(phi) = lw.scalar(e) {
+                        let name = if n_constraints == 1 {
+                            "lambda".to_string()
+                        } else {
+                            format!("lambda{constraint_no}")
+                        };
+                        constraint_no += 1;
+                        if let Target::Element(b) = &mut lw.target {
+                            b.constrain(&name, phi);
+                        }
+                    }
+                }
+                StmtKind::ApplyForce { force, body, at } => {
+                    let f = lw.vec3(force);
+                    let b = body_ref(&mut lw, body);
+                    let u = match at {
+                        Some(a) => lw.vec3(a),
+                        None => Some(lw.target.g().v3_const([0.0; 3])),
+                    };
+                    if let (Some(f), Some(b), Some(u)) = (f, b, u) {
+                        if let Target::Element(bl) = &mut lw.target {
+                            let kin = kin_of(bl, b);
+                            bl.force(&kin, f, u);
+                        }
+                    }
+                }
+                StmtKind::ApplyTorque { torque, body }
+                | StmtKind::ApplyBodyTorque { torque, body } => {
+                    let m = lw.vec3(torque);
+                    let b = body_ref(&mut lw, body);
+                    let in_body = matches!(stmt.kind, StmtKind::ApplyBodyTorque { .. });
+                    if let (Some(m), Some(b)) = (m, b) {
+                        if let Target::Element(bl) = &mut lw.target {
+                            let kin = kin_of(bl, b);
+                            if in_body {
+                                bl.body_torque(&kin, m);
+                            } else {
+                                bl.torque(&kin, m);
+                            }
+                        }
+                    }
+                }
+                StmtKind::ApplyGeneralized { value, along } => {
+                    if let (Some(s), Some(m)) = (lw.scalar(value), lw.scalar(along)) {
+                        if let Target::Element(bl) = &mut lw.target {
+                            bl.generalized(s, m);
+                        }
+                    }
+                }
+                StmtKind::State { name, value } => {
+                    let slot = slots
+                        .iter()
+                        .find(|s: &&ParamSlot| s.name == name.name)
+                        .cloned();
+                    let v = lw.expr(value);
+                    match (slot, v.and_then(|v| v.scalars())) {
+                        (Some(slot), Some(ids)) if ids.len() == slot.size => {
+                            if let Target::Element(bl) = &mut lw.target {
+                                for (i, id) in ids.into_iter().enumerate() {
+                                    bl.state(slot.offset + i, id);
+                                }
+                            }
+                        }
+                        (None, _) => {
+                            lw.error::<()>(
+                                name.span,
+                                format!(
+                                    "`state {}` needs a parameter `{}` declared before it",
+                                    name.name, name.name
+                                ),
+                            );
+                        }
+                        _ => {
+                            lw.error::<()>(
+                                stmt.span,
+                                "the state value does not match its parameter's type",
+                            );
+                        }
+                    }
+                }
+                StmtKind::Output { name, value } => {
+                    if let Some(v) = lw.expr(value) {
+                        output(&mut lw, &name.name, &v, stmt.span);
+                    }
+                }
+                StmtKind::CoordinatesGroup { group, args } => {
+                    if group.name != "rigid" || args.len() != 4 {
+                        lw.error::<()>(stmt.span, "the only coordinate group is `rigid(position, orientation, velocity, angular_velocity)`");
+                        continue;
+                    }
+                    let pos = lw.vec3(&args[0]);
+                    let ori = match lw.expr(&args[1]) {
+                        Some(Val::Q(q)) => Some(q),
+                        Some(other) => lw.error(
+                            args[1].span,
+                            format!("the orientation is a quat, not a {}", other.kind()),
+                        ),
+                        None => None,
+                    };
+                    let vel = lw.vec3(&args[2]);
+                    let om = lw.vec3(&args[3]);
+                    if let (Some(p), Some(o), Some(v), Some(w)) = (pos, ori, vel, om) {
+                        if let Target::Element(bl) = &mut lw.target {
+                            bl.rigid_body_initial(p, o, v, w);
+                        }
+                    }
+                }
+                StmtKind::Coordinates(_) | StmtKind::Kinetic(_) | StmtKind::Potential(_) => {
+                    lw.error::<()>(
+                        stmt.span,
+                        "vector-space elements (coordinates/kinetic/potential) are not lowered yet",
+                    );
+                }
+                StmtKind::Instance(inst) => {
+                    let mut conns = Vec::new();
+                    for c in &inst.connections {
+                        if let Some(b) = body_ref(&mut lw, c) {
+                            conns.push(b);
+                        }
+                    }
+                    let mut fields = Vec::new();
+                    for f in &inst.fields {
+                        if let Some(ids) = lw.expr(&f.value).and_then(|v| v.scalars()) {
+                            fields.push((f.name.name.clone(), ids, f.span));
+                        }
+                    }
+                    if let Some(sub_def) = self.typedefs.get(&inst.ty.name) {
+                        for cp in sub_def.connections.iter().skip(conns.len()) {
+                            if let Some(d) = &cp.default {
+                                if let Some(b) = body_ref(&mut lw, d) {
+                                    conns.push(b);
+                                }
+                            }
+                        }
+                    }
+                    subs.push(Sub {
+                        name: inst.name.name.clone(),
+                        ty: inst.ty.name.clone(),
+                        span: inst.span,
+                        conns,
+                        fields,
+                    });
+                }
+                StmtKind::Error => {}
+            }
+        }
+        let errors = std::mem::take(&mut lw.errors);
+        let hidden = std::mem::take(&mut lw.hidden);
+        let n_used = lw.next_param;
+        drop(lw);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let fn_index = if !dry && has_equations(def) {
+            match builder.finish() {
+                Ok(funcs) => {
+                    self.types.push(funcs);
+                    Some(self.types.len() - 1)
+                }
+                Err(e) => {
+                    return Err(vec![LowerError {
+                        span: Some(def.name.span),
+                        message: e.to_string(),
+                    }])
+                }
+            }
+        } else {
+            None
+        };
+        Ok(LoweredType {
+            fn_index,
+            n_params: n_used.max(n_params),
+            slots,
+            hidden,
+            subs,
+        })
+    }
+
+    /// `output name = expr;` at model level: an element of its own that connects the
+    /// bodies the expression names and has only the `Out` role.
+    fn model_output(&mut self, name: &str, value: &Expr, span: Span) {
+        let mut used = Vec::new();
+        collect_bodies(value, &self.body_names, &mut used);
+        let mut graph = std::mem::take(&mut self.graph);
+        let type_name = format!("output {name}");
+        let mut builder = ElementBuilder::new(
+            &mut graph,
+            &type_name,
+            Coordinates::Connector,
+            used.len(),
+            0,
+        );
+        let mut lw = Lowerer::new(&self.globals, Target::Element(&mut builder));
+        for (k, b) in used.iter().enumerate() {
+            let bname = self
+                .body_names
+                .iter()
+                .find(|(_, i)| *i == b)
+                .map(|(n, _)| n.clone());
+            if let Some(n) = bname {
+                lw.scope.insert(n, Val::Body(BodyRef::Local(k)));
+            }
+        }
+        let v = lw.expr(value);
+        if let Some(v) = &v {
+            output(&mut lw, "", v, span);
+        }
+        if !lw.hidden.is_empty() {
+            lw.error::<()>(
+                span,
+                "`initial` and `.local` are not available in a model output",
+            );
+        }
+        let errors = std::mem::take(&mut lw.errors);
+        drop(lw);
+        let r = builder.finish();
+        self.graph = graph;
+        if !errors.is_empty() {
+            self.errors.extend(errors);
+            return;
+        }
+        match r {
+            Ok(mut funcs) => {
+                // Channels are named after the output itself: `tip`, `tip.x`, ...
+                for o in &mut funcs.outputs {
+                    *o = o.trim_start_matches('.').to_string();
+                }
+                self.types.push(funcs);
+                let fi = self.types.len() - 1;
+                let _ = self.push_instance(fi, name, vec![], &used);
+            }
+            Err(e) => self.err(span, e.to_string()),
+        }
+    }
+
+    fn settings(&mut self, items: &[&Item]) -> Settings {
+        let mut s = Settings::default();
+        for item in items {
+            let Item::Simulate { settings, .. } = item else {
+                continue;
+            };
+            for f in settings {
+                let key = f.name.name.as_str();
+                let word = match &f.value.kind {
+                    ExprKind::Name(n) => Some(n.clone()),
+                    _ => None,
+                };
+                match key {
+                    "form" => match word.as_deref() {
+                        Some("arnold_bruls" | "negrut") => s.form = word,
+                        _ => self.err(f.value.span, "`form` is `arnold_bruls` or `negrut`"),
+                    },
+                    "linear_solver" => match word.as_deref() {
+                        Some("sparse" | "dense") => s.linear_solver = word,
+                        _ => self.err(f.value.span, "`linear_solver` is `sparse` or `dense`"),
+                    },
+                    "newton" => {
+                        s.newton = match &f.value.kind {
+                            ExprKind::Name(n) if n == "legacy" => Some(NewtonSetting::Legacy),
+                            ExprKind::Call(c, args)
+                                if args.len() == 1
+                                    && (c.name == "velocity" || c.name == "fixed") =>
+                            {
+                                let x = self.numeric(&args[0]).and_then(|x| x.first().copied());
+                                match (c.name.as_str(), x) {
+                                    ("velocity", Some(tol)) => Some(NewtonSetting::Velocity(tol)),
+                                    ("fixed", Some(n)) if n >= 1.0 && n.fract() == 0.0 => {
+                                        Some(NewtonSetting::Fixed(n as usize))
+                                    }
+                                    _ => {
+                                        self.err(f.value.span, "`newton` is `velocity(tol)`, `legacy` or `fixed(n)` with n ≥ 1");
+                                        None
+                                    }
+                                }
+                            }
+                            _ => {
+                                self.err(
+                                    f.value.span,
+                                    "`newton` is `velocity(tol)`, `legacy` or `fixed(n)`",
+                                );
+                                None
+                            }
+                        }
+                    }
+                    _ => {
+                        let x = self
+                            .numeric(&f.value)
+                            .and_then(|x| (x.len() == 1).then(|| x[0]));
+                        let slot = match key {
+                            "end" => &mut s.end,
+                            "step" => &mut s.step,
+                            "output_every" => &mut s.output_every,
+                            "alpha" => &mut s.alpha,
+                            "adaptive" => &mut s.adaptive,
+                            "step_min" => &mut s.step_min,
+                            "step_max" => &mut s.step_max,
+                            _ => {
+                                self.err(f.name.span, format!("unknown simulate setting `{key}`"));
+                                continue;
+                            }
+                        };
+                        *slot = x;
+                    }
+                }
+            }
+        }
+        s
+    }
+}
+
+fn body_ref(lw: &mut Lowerer, e: &Expr) -> Option<BodyRef> {
+    match lw.expr(e)? {
+        Val::Body(b) => Some(b),
+        other => lw.error(e.span, format!("expected a body, found a {}", other.kind())),
+    }
+}
+
+fn kin_of(b: &mut ElementBuilder, r: BodyRef) -> fdc_diff::BodyKin {
+    match r {
+        BodyRef::Ground => b.ground(),
+        BodyRef::Local(k) => b.body(k),
+    }
+}
+
+/// Adds a value as result channels: `name` (scalar), `name.x/y/z` (vec3), ...
+fn output(lw: &mut Lowerer, name: &str, v: &Val, span: Span) {
+    let Target::Element(b) = &mut lw.target else {
+        return;
+    };
+    match v {
+        Val::S(x) => b.output(name, *x),
+        Val::V(x) => b.output_v3(name, *x),
+        Val::Q(q) => {
+            for (c, x) in ["w", "x", "y", "z"].iter().zip(q) {
+                b.output(&format!("{name}.{c}"), *x);
+            }
+        }
+        Val::M(m) => {
+            for (i, row) in m.iter().enumerate() {
+                for (j, x) in row.iter().enumerate() {
+                    b.output(&format!("{name}.{i}{j}"), *x);
+                }
+            }
+        }
+        other => {
+            let kind = other.kind();
+            lw.error::<()>(
+                span,
+                format!("an output is a number, vector, matrix or quaternion, not a {kind}"),
+            );
+        }
+    }
+}
+
+fn collect_bodies(e: &Expr, bodies: &HashMap<String, usize>, out: &mut Vec<usize>) {
+    match &e.kind {
+        ExprKind::Name(n) => {
+            if let Some(&b) = bodies.get(n) {
+                if !out.contains(&b) {
+                    out.push(b);
+                }
+            }
+        }
+        ExprKind::List(items) => items.iter().for_each(|i| collect_bodies(i, bodies, out)),
+        ExprKind::Neg(a) => collect_bodies(a, bodies, out),
+        ExprKind::Binary(_, a, b) | ExprKind::Compare(_, a, b) => {
+            collect_bodies(a, bodies, out);
+            collect_bodies(b, bodies, out);
+        }
+        ExprKind::If(c, a, b) => {
+            collect_bodies(c, bodies, out);
+            collect_bodies(a, bodies, out);
+            collect_bodies(b, bodies, out);
+        }
+        ExprKind::Call(_, args) => args.iter().for_each(|i| collect_bodies(i, bodies, out)),
+        ExprKind::Member(b, _) => collect_bodies(b, bodies, out),
+        ExprKind::Method(b, _, args) => {
+            collect_bodies(b, bodies, out);
+            args.iter().for_each(|i| collect_bodies(i, bodies, out));
+        }
+        ExprKind::Number(_) | ExprKind::Str(_) | ExprKind::Error => {}
+    }
+}
