@@ -21,7 +21,7 @@
 //! Derivatives never contain structural zeros, `x·1` or `0+x`: an absent entry is
 //! the zero, and unit factors are not multiplied in.
 
-use fdc_ir::{Cmp, Graph, Id, Op, Slot, Unary};
+use fdc_ir::{Cmp, Graph, Id, Op, Slot, Unary, M3};
 use std::collections::HashMap;
 
 /// A family of differentiation directions.
@@ -36,6 +36,20 @@ pub enum Family {
     /// One direction: the time derivative along the motion, (∂/∂δ) v + ∂/∂t, as a
     /// single tangent (cheaper than contracting the δ-gradient with v afterwards).
     Rate = 5,
+    /// The unknowns x = [v̇; λ] of a Newton step (theory 7.1): v̇ = x_v, v = v_pred +
+    /// γ′h x_v, q = q_n∘exp(Δ_pred + β′h² x_v), λ = x_λ, so d/dx of an expression is a
+    /// row of the iteration matrix directly. Needs [`Differ::set_iteration`].
+    Iter = 6,
+}
+
+/// The seeds of [`Family::Iter`]: dv/dx = γ′h, dδ/dx = β′h² T(Δ).
+#[derive(Clone, Debug)]
+struct IterSeeds {
+    gh: Id,
+    bh2: Id,
+    /// β′h² T_SO(3)(Δφ_k) per body.
+    bh2_t: Vec<M3>,
+    nv: u32,
 }
 
 /// A sparse gradient: (direction index, derivative node), sorted by direction.
@@ -52,7 +66,8 @@ enum Partial {
 /// Memoized forward differentiation, one cache per family.
 #[derive(Default)]
 pub struct Differ {
-    caches: [HashMap<Id, Grad>; 6],
+    caches: [HashMap<Id, Grad>; 7],
+    iter: Option<IterSeeds>,
     /// Coordinates of a vector-space element: q ↦ q + δ, so ∂q_i/∂δ_i = 1 for every
     /// entry of `Slot::Q` (instead of the rigid-body layout of 7 per body).
     vector_space: bool,
@@ -70,6 +85,18 @@ impl Differ {
             vector_space: true,
             ..Self::default()
         }
+    }
+
+    /// Sets the coefficients of [`Family::Iter`]: γ′h, β′h², β′h² T(Δ_k) per body (rigid
+    /// bodies; empty for a vector-space element) and nv (λ_j is direction nv + j).
+    pub fn set_iteration(&mut self, gh: Id, bh2: Id, bh2_t: Vec<M3>, nv: usize) {
+        self.iter = Some(IterSeeds {
+            gh,
+            bh2,
+            bh2_t,
+            nv: nv as u32,
+        });
+        self.caches[Family::Iter as usize].clear();
     }
 
     /// The gradient of `root` in `family`.
@@ -121,6 +148,12 @@ impl Differ {
         let get = |a: Id| -> &Grad { cache.get(&a).unwrap_or(&empty) };
         match op {
             Op::Const(_) => Grad::new(),
+            Op::Input(..) | Op::Sym(_) if family == Family::Iter => {
+                let Some(seeds) = self.iter.clone() else {
+                    return Grad::new();
+                };
+                iter_leaf(g, &seeds, op, self.vector_space)
+            }
             Op::Input(Slot::Q, i) if self.vector_space => match family {
                 Family::Delta => vec![(i, g.constant(1.0))],
                 Family::Rate => vec![(0, g.input(Slot::V, i as usize))],
@@ -311,6 +344,39 @@ fn leaf_grad(g: &mut Graph, family: Family, slot: Slot, i: u32) -> Grad {
         }
         _ => Grad::new(),
     }
+}
+
+/// The seed of a leaf in [`Family::Iter`].
+fn iter_leaf(g: &mut Graph, s: &IterSeeds, op: Op, vector_space: bool) -> Grad {
+    let gd = match op {
+        Op::Input(Slot::Vdot, i) => return vec![(i, g.constant(1.0))],
+        Op::Input(Slot::V, i) => return vec![(i, s.gh)],
+        Op::Input(Slot::Lambda, j) => return vec![(s.nv + j, g.constant(1.0))],
+        Op::Input(Slot::Q, i) if vector_space => return vec![(i, s.bh2)],
+        Op::Input(Slot::Q, i) => leaf_grad(g, Family::Delta, Slot::Q, i),
+        Op::Sym(k) => sym_grad(g, Family::Delta, k),
+        _ => return Grad::new(),
+    };
+    // (∂/∂δ) β′h² T(Δ): translations scaled, rotations of body k mixed by β′h² T_k.
+    let mut cols: std::collections::BTreeMap<u32, Vec<Id>> = Default::default();
+    for (c, d) in gd {
+        if c % 6 < 3 {
+            cols.entry(c)
+                .or_default()
+                .push(scale(g, Partial::Mul(s.bh2), d));
+            continue;
+        }
+        let k = (c / 6) as usize;
+        let m = (c % 6 - 3) as usize;
+        let Some(t) = s.bh2_t.get(k) else { continue };
+        for (n, &tmn) in t[m].iter().enumerate() {
+            let x = scale(g, Partial::Mul(tmn), d);
+            cols.entry(6 * k as u32 + 3 + n as u32).or_default().push(x);
+        }
+    }
+    cols.into_iter()
+        .filter_map(|(c, terms)| g.sum(&terms).map(|x| (c, x)))
+        .collect()
 }
 
 /// The Levi-Civita symbol of three distinct indices in 0..3.

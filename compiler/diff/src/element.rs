@@ -27,6 +27,19 @@ pub enum Coordinates {
     VectorSpace,
 }
 
+/// How the dynamic rows of `iter` and `iter_noqv` are formed. Both forms are exact
+/// derivatives of the same residual; they differ in operation count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IterationForm {
+    /// Build both and keep the one with fewer operations (the default).
+    #[default]
+    Cheaper,
+    /// ∂r/∂v̇ + γ′h ∂r/∂v + β′h² (∂r/∂δ) T(Δ) from the separate partial derivatives.
+    Assembled,
+    /// d r/dx in one forward pass through the discrete state x ↦ (q, v, v̇, λ).
+    Direct,
+}
+
 /// The kinematic quantities of one connected body (or of ground) as IR nodes.
 #[derive(Clone, Copy, Debug)]
 pub struct BodyKin {
@@ -71,6 +84,7 @@ pub struct ElementBuilder<'g> {
     vector_initial: Option<(Vec<Id>, Vec<Id>)>,
     /// Coordinates of a vector-space element (0 otherwise).
     n_coords: usize,
+    iteration_form: IterationForm,
     errors: Vec<String>,
 }
 
@@ -154,6 +168,7 @@ impl<'g> ElementBuilder<'g> {
             initial: None,
             vector_initial: None,
             n_coords,
+            iteration_form: IterationForm::default(),
             errors,
         }
     }
@@ -409,6 +424,11 @@ impl<'g> ElementBuilder<'g> {
     /// A constraint row Φ = 0 (a function of the configuration and time).
     pub fn constrain(&mut self, name: &str, phi: Id) {
         self.constraints.push((name.to_string(), phi));
+    }
+
+    /// How `iter` and `iter_noqv` are formed (default: the cheaper of both forms).
+    pub fn set_iteration_form(&mut self, form: IterationForm) {
+        self.iteration_form = form;
     }
 
     /// Loads added from now on are (not) gyroscopic: `IterNoqv` leaves out their
@@ -766,6 +786,11 @@ impl<'g> ElementBuilder<'g> {
                 lie::tangent_so3(self.g, psi)
             })
             .collect();
+        let bh2_t: Vec<M3> = tangents
+            .iter()
+            .map(|t| t.map(|row| row.map(|x| self.g.mul(bh2, x))))
+            .collect();
+        self.differ.set_iteration(gh, bh2, bh2_t, nv);
         for (role, rows) in [(Role::Iter, &r_out), (Role::IterNoqv, &r_out_ng)] {
             let (out, entries) = self.iteration_matrix(rows, &b_rows, &tangents, gh, bh2);
             let blocks = vec![Block::Sparse {
@@ -904,10 +929,11 @@ impl<'g> ElementBuilder<'g> {
             .collect()
     }
 
-    fn iteration_matrix(
+    /// The dynamic rows of the iteration matrix assembled from the partial
+    /// derivatives: ∂r/∂v̇ + γ′h ∂r/∂v + β′h² (∂r/∂δ) T(Δ) | ∂r/∂λ.
+    fn assembled_rows(
         &mut self,
         rows: &[Option<Id>],
-        b_rows: &[Grad],
         tangents: &[M3],
         gh: Id,
         bh2: Id,
@@ -943,6 +969,49 @@ impl<'g> ElementBuilder<'g> {
                 out.push(d);
             }
         }
+        (out, entries)
+    }
+
+    /// The dynamic rows as d r/dx in one forward pass through the discrete state
+    /// (the `Iter` family). Cheaper when the rows depend on few rotation matrices
+    /// through long chains (forces), costlier for short ones (constraint reactions).
+    fn direct_rows(&mut self, rows: &[Option<Id>]) -> (Vec<Id>, Vec<(u32, u32)>) {
+        let mut out = Vec::new();
+        let mut entries = Vec::new();
+        for (i, r) in rows.iter().enumerate() {
+            let Some(r) = *r else { continue };
+            for (c, d) in self.differ.grad(self.g, Family::Iter, r) {
+                entries.push((i as u32, c));
+                out.push(d);
+            }
+        }
+        (out, entries)
+    }
+
+    fn iteration_matrix(
+        &mut self,
+        rows: &[Option<Id>],
+        b_rows: &[Grad],
+        tangents: &[M3],
+        gh: Id,
+        bh2: Id,
+    ) -> (Vec<Id>, Vec<(u32, u32)>) {
+        let nv = rows.len();
+        // Both forms are exact; keep the one with fewer operations (the rows of the
+        // other stay unused in the graph).
+        let (mut out, mut entries) = match self.iteration_form {
+            IterationForm::Assembled => self.assembled_rows(rows, tangents, gh, bh2),
+            IterationForm::Direct => self.direct_rows(rows),
+            IterationForm::Cheaper => {
+                let a = self.assembled_rows(rows, tangents, gh, bh2);
+                let d = self.direct_rows(rows);
+                if ad::op_count(self.g, &d.0) < ad::op_count(self.g, &a.0) {
+                    d
+                } else {
+                    a
+                }
+            }
+        };
         // Constraint rows: ∂(Φ/(β′h²))/∂δ · β′h² T = B T exactly; Φ has no v, v̇, λ.
         for (j, row) in b_rows.iter().enumerate() {
             for (c, d) in self.times_tangent(row, tangents) {

@@ -22,5 +22,5 @@ pub mod lie;
 pub mod roles;
 
 pub use ad::{op_count, Differ, Family, Grad};
-pub use element::{rotation_sym, BodyKin, Coordinates, ElementBuilder};
+pub use element::{rotation_sym, BodyKin, Coordinates, ElementBuilder, IterationForm};
 pub use roles::{Block, DiffError, ElementFunctions, Role};

@@ -3,13 +3,27 @@
 //! the group with nalgebra's quaternions (independent of the IR's quaternion maths).
 #![allow(dead_code)]
 
-use fdc_diff::{Block, BodyKin, Coordinates, ElementBuilder, ElementFunctions, Role};
+use fdc_diff::{
+    Block, BodyKin, Coordinates, ElementBuilder, ElementFunctions, IterationForm, Role,
+};
 use fdc_ir::{interp, Graph, Id, V3};
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use std::cell::Cell;
 
 // ---------------------------------------------------------------- element types
+
+thread_local! {
+    /// The iteration-matrix form the element types below are built with (per test
+    /// thread, so tests can compare the forms).
+    pub static FORM: Cell<IterationForm> = const { Cell::new(IterationForm::Cheaper) };
+}
+
+fn done(mut eb: ElementBuilder) -> ElementFunctions {
+    eb.set_iteration_form(FORM.with(|f| f.get()));
+    eb.finish().unwrap()
+}
 
 fn params3(eb: &mut ElementBuilder, at: usize) -> V3 {
     [eb.param(at), eb.param(at + 1), eb.param(at + 2)]
@@ -45,7 +59,7 @@ pub fn rigid_body(g: &mut Graph, gyroscopic: bool) -> ElementFunctions {
     let v0 = params3(&mut eb, 14);
     let w0 = params3(&mut eb, 17);
     eb.rigid_body_initial(r0, th0, v0, w0);
-    eb.finish().unwrap()
+    done(eb)
 }
 
 /// transfix_ground: Φ = n·(R + A u) − c; parameters [n(3), u(3), c].
@@ -60,7 +74,7 @@ pub fn transfix_ground(g: &mut Graph) -> ElementFunctions {
     let e = g.dot(n, p);
     let phi = g.sub(e, c);
     eb.constrain("tx", phi);
-    eb.finish().unwrap()
+    done(eb)
 }
 
 /// rotfix_ground: Φ = (A b)·g − c; parameters [b(3), g(3), c].
@@ -75,7 +89,7 @@ pub fn rotfix_ground(g: &mut Graph) -> ElementFunctions {
     let e = g.dot(ab, gg);
     let phi = g.sub(e, c);
     eb.constrain("rx", phi);
-    eb.finish().unwrap()
+    done(eb)
 }
 
 /// transfix_bb: Φ = (R2 + A2 u2 − R1)·(A1 n1) − c; parameters [u2(3), n1(3), c].
@@ -93,7 +107,7 @@ pub fn transfix_bb(g: &mut Graph) -> ElementFunctions {
     let e = g.dot(d, an);
     let phi = g.sub(e, c);
     eb.constrain("tx", phi);
-    eb.finish().unwrap()
+    done(eb)
 }
 
 /// rotfix_bb: Φ = (A1 b1)·(A2 b2) − c; parameters [b1(3), b2(3), c].
@@ -110,7 +124,7 @@ pub fn rotfix_bb(g: &mut Graph) -> ElementFunctions {
     let e = g.dot(a1, a2);
     let phi = g.sub(e, c);
     eb.constrain("rx", phi);
-    eb.finish().unwrap()
+    done(eb)
 }
 
 /// A revolute joint between two bodies from primitives: three transfix_bb (the joint
@@ -145,7 +159,7 @@ pub fn revolute(g: &mut Graph) -> ElementFunctions {
     for (name, phi) in rows {
         eb.constrain(&name, phi);
     }
-    eb.finish().unwrap()
+    done(eb)
 }
 
 /// Spring–damper between u1 on body 1 and u2 on body 2 (theory 5.3): l = |P2 − P1|,
@@ -184,7 +198,7 @@ pub fn spring_damper(g: &mut Graph, via_generalized: bool) -> ElementFunctions {
     eb.output("ldot", ldot);
     let lddot = eb.rate(ldot);
     eb.output("lddot", lddot);
-    eb.finish().unwrap()
+    done(eb)
 }
 
 /// Applied loads on one body: a global force at a body point, a global torque and a
@@ -199,7 +213,7 @@ pub fn loads(g: &mut Graph) -> ElementFunctions {
     eb.force(&b, f, u);
     eb.torque(&b, m);
     eb.body_torque(&b, mb);
-    eb.finish().unwrap()
+    done(eb)
 }
 
 /// A rheonomic driver: the angle of the body's x axis about the global z axis,
@@ -223,7 +237,7 @@ pub fn driver(g: &mut Graph) -> ElementFunctions {
     eb.constrain("drive", phi);
     eb.output("phi", phi);
     eb.output("phidot", rate);
-    eb.finish().unwrap()
+    done(eb)
 }
 
 /// A chain of `n` springs between `n + 1` bodies as one element (benchmark of the cost
@@ -245,7 +259,7 @@ pub fn spring_chain(g: &mut Graph, n: usize) -> ElementFunctions {
         let ms = g.neg(s);
         eb.generalized(ms, l);
     }
-    eb.finish().unwrap()
+    done(eb)
 }
 
 /// Ḡ(θ) with ω̄ = 2 Ḡ θ̇ (theory 3.3).
@@ -301,7 +315,7 @@ pub fn euler_body(g: &mut Graph) -> ElementFunctions {
     eb.constrain("norm", norm);
     eb.vector_initial(p[7..14].to_vec(), p[14..21].to_vec());
     eb.output_v3("omega_body", [w[0], w[1], w[2]]);
-    eb.finish().unwrap()
+    done(eb)
 }
 
 // ---------------------------------------------------------------- evaluation
