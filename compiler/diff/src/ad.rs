@@ -16,7 +16,10 @@
 //! - in a vector-space element ([`Differ::vector_space`]), `Q[i]`: ∂q_i/∂δ_i = 1.
 //!
 //! The `Rate` family is the single direction d/dt along the motion, (∂/∂δ) v + ∂/∂t,
-//! seeded with Ṙ = v_R, Ȧ = A ω̄̃, θ̇ = ½ θ∘[0; ω̄] (or q̇ = v), ṫ = 1.
+//! seeded with Ṙ = v_R, Ȧ = A ω̄̃, θ̇ = ½ θ∘[0; ω̄] (or q̇ = v), ṫ = 1. The `Iter`
+//! family differentiates along the unknowns x = [v̇; λ] of a Newton step, seeded with
+//! the discrete state's dv/dx = γ′h and dδ/dx = β′h² T(Δ), so a gradient is a row
+//! of the iteration matrix.
 //!
 //! Derivatives never contain structural zeros, `x·1` or `0+x`: an absent entry is
 //! the zero, and unit factors are not multiplied in.
