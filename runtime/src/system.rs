@@ -531,7 +531,13 @@ impl System {
             }
             let end = ic_entries.len();
             for o in &ty.outputs {
-                channels.push(format!("{}.{o}", e.name));
+                // An empty output name is the instance's own channel (a model-level
+                // scalar output `output z = ...;` is the channel `z`).
+                channels.push(if o.is_empty() {
+                    e.name.clone()
+                } else {
+                    format!("{}.{o}", e.name)
+                });
             }
             for m in &ty.multipliers {
                 channels.push(format!("{}.{m}", e.name));

@@ -143,7 +143,8 @@ pub struct ElementType {
     /// True for bodies: the element owns its coordinates, so `Init`, `Update` and
     /// `Scale` exist and its instance maps point at its own global slots.
     pub owns_coordinates: bool,
-    /// Names of the result channels of `Out`, e.g. `R.x`.
+    /// Names of the result channels of `Out`, e.g. `R.x`; the runtime prefixes the
+    /// instance name (`rod.R.x`). An empty name is the instance's own channel.
     pub outputs: Vec<String>,
     /// Names of the multipliers (constraint rows), e.g. `tx.lambda`.
     pub multipliers: Vec<String>,
