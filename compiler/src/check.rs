@@ -1,0 +1,78 @@
+//! `fdc check FILE.fd`: runs the front end and prints its diagnostics.
+//!
+//! Exit codes: 0 valid (warnings may still be printed), 1 invalid, 2 usage or I/O error.
+
+use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use fdc_frontend::{analyze_file, Analysis, Diagnostic};
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MessageFormat {
+    /// Human-readable, with source excerpts.
+    Human,
+    /// One JSON object per diagnostic and line.
+    Json,
+}
+
+pub fn run(file: &Path, format: MessageFormat) -> ExitCode {
+    // An unreadable model is a usage/I/O problem (exit 2), not an invalid model.
+    if let Err(e) = std::fs::read_to_string(file) {
+        eprintln!("error: cannot read `{}`: {e}", file.display());
+        return ExitCode::from(2);
+    }
+    let analysis = analyze_file(file);
+    match format {
+        MessageFormat::Human => {
+            // termcolor's `Auto` does not look at whether stderr is a terminal.
+            let choice = if std::io::stderr().is_terminal() {
+                ColorChoice::Auto
+            } else {
+                ColorChoice::Never
+            };
+            let mut err = StandardStream::stderr(choice);
+            for d in &analysis.diagnostics {
+                if d.emit(&mut err, &analysis.files).is_err() {
+                    eprint!("{}", d.render(&analysis.files));
+                }
+            }
+        }
+        MessageFormat::Json => {
+            for d in &analysis.diagnostics {
+                eprintln!("{}", to_json(&analysis, d));
+            }
+        }
+    }
+    if analysis.has_errors() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The diagnostic structure of the front end plus file names and 1-based positions.
+pub fn to_json(a: &Analysis, d: &Diagnostic) -> serde_json::Value {
+    let label = |l: &fdc_frontend::Label| {
+        let (line, column) = a.files.line_col(l.span.file, l.span.start as usize);
+        let (end_line, end_column) = a.files.line_col(l.span.file, l.span.end as usize);
+        serde_json::json!({
+            "file": a.files.name(l.span.file),
+            "line": line,
+            "column": column,
+            "end_line": end_line,
+            "end_column": end_column,
+            "start": l.span.start,
+            "end": l.span.end,
+            "message": l.message,
+        })
+    };
+    serde_json::json!({
+        "severity": d.severity_word(),
+        "code": d.code,
+        "message": d.message,
+        "primary": d.primary.as_ref().map(label),
+        "secondary": d.secondary.iter().map(label).collect::<Vec<_>>(),
+        "notes": d.notes,
+    })
+}

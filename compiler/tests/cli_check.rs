@@ -1,0 +1,129 @@
+//! Runs the real `fdc check` binary: exit codes, diagnostics with line:col on stderr,
+//! JSON lines, and never a panic (exit 101).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn fdc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fdc"))
+        .args(args)
+        .output()
+        .expect("the fdc binary runs")
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("compiler/ is below the root")
+        .to_path_buf()
+}
+
+fn temp_model(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fdc-cli-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write model");
+    p
+}
+
+#[test]
+fn valid_examples_exit_0_silently() {
+    for ex in ["pendulum", "spring_mass", "double_pendulum", "slider_crank"] {
+        let p = root().join(format!("examples/{ex}.fd"));
+        let out = fdc(&["check", p.to_str().unwrap()]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{ex}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stdout.is_empty() && out.stderr.is_empty(),
+            "{ex} is not silent"
+        );
+    }
+}
+
+#[test]
+fn invalid_model_exits_1_with_every_error_located() {
+    let p = temp_model(
+        "bad.fd",
+        "param k = 1;\nbody rod: rigid_body { mass = 1; inertia = [1, 1, 1]; massa = 2; }\noutput x = rod.position.x + stifness;\n",
+    );
+    let out = fdc(&["check", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.fd:2:55"), "line:col of `massa`:\n{err}");
+    assert!(
+        err.contains("`massa`") && err.contains("did you mean `mass`?"),
+        "{err}"
+    );
+    assert!(
+        err.contains("bad.fd:3:29") && err.contains("`stifness`"),
+        "{err}"
+    );
+    assert!(err.contains("E0204") && err.contains("E0201"), "{err}");
+}
+
+#[test]
+fn warnings_alone_exit_0() {
+    let p = temp_model(
+        "warn.fd",
+        "force f(a: body) {\n    apply force [abs(a.position.x), 0, 0] on a;\n}\n",
+    );
+    let out = fdc(&["check", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("W0001") && err.contains("warn.fd:2:18"),
+        "{err}"
+    );
+}
+
+#[test]
+fn json_lines() {
+    let p = temp_model("json.fd", "param a = b;\nparam c = 1 $ 2;\n");
+    let out = fdc(&["check", "--message-format", "json", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<serde_json::Value> = err
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert_eq!(lines[0]["code"], "E0201");
+    assert_eq!(lines[0]["primary"]["line"], 1);
+    assert_eq!(lines[0]["primary"]["column"], 11);
+    assert_eq!(lines[1]["code"], "E0001");
+    assert_eq!(lines[1]["primary"]["column"], 13);
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    let out = fdc(&["check", "/nonexistent/model.fd"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = fdc(&["check"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = fdc(&["check", "--message-format", "xml", "x.fd"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn garbage_never_panics() {
+    let texts = [
+        "\u{0}\u{1}}}}{{{ param",
+        "body b: rigid_body(((((",
+        "joint j(a: body) { joint j2: j(a); constrain",
+        "\"unterminated\n/// doc at end",
+    ];
+    for (i, t) in texts.iter().enumerate() {
+        let p = temp_model(&format!("g{i}.fd"), t);
+        let out = fdc(&["check", p.to_str().unwrap()]);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{t:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
