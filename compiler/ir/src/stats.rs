@@ -35,7 +35,9 @@ pub fn stats(graph: &Graph, outputs: &[Id]) -> OpStats {
     // Ids are topological, so one backward sweep marks everything needed.
     for i in (0..n).rev() {
         if needed[i] {
-            for a in graph.op(Id(i as u32)).operands() {
+            // Operands that are not nodes (a malformed graph) are skipped.
+            let ops = graph.op(Id(i as u32)).operands();
+            for a in ops.into_iter().filter(|a| a.index() < n) {
                 needed[a.index()] = true;
                 uses[a.index()] += 1;
             }
@@ -120,5 +122,13 @@ mod tests {
             "4 ops (add 1, mul 1, sqrt 1, sub 1), 2 shared, 2 inputs, 1 constants"
         );
         let _ = unused;
+    }
+
+    #[test]
+    fn malformed_graph_and_bad_outputs_do_not_panic() {
+        let mut g = Graph::new();
+        let bad = g.add(Op::Unary(crate::graph::Unary::Neg, Id(7)));
+        let s = stats(&g, &[bad, Id(40)]);
+        assert_eq!((s.total, s.by_kind.get("neg")), (1, Some(&1)));
     }
 }
