@@ -86,6 +86,11 @@ pub fn eval(graph: &Graph, outputs: &[Id], inputs: &Inputs) -> Result<Vec<f64>, 
     for i in (0..n).rev() {
         if needed[i] {
             for a in graph.op(Id(i as u32)).operands() {
+                // Operands must come before their node (ids are topological); a
+                // hand-built graph that breaks this is reported, not evaluated.
+                if a.index() >= i {
+                    return Err(EvalError::NoSuchNode(a));
+                }
                 needed[a.index()] = true;
             }
         }
@@ -150,5 +155,16 @@ mod tests {
             Err(EvalError::InputOutOfRange { index: 3, .. })
         ));
         assert_eq!(eval(&g, &[s], &inputs), Err(EvalError::UnresolvedSymbol(7)));
+    }
+
+    #[test]
+    fn operands_that_are_not_earlier_nodes_are_errors() {
+        let mut g = Graph::new();
+        let bad = g.add(Op::Unary(Unary::Neg, Id(7)));
+        let empty: &[f64] = &[];
+        assert_eq!(
+            eval(&g, &[bad], &[empty; 8]),
+            Err(EvalError::NoSuchNode(Id(7)))
+        );
     }
 }
