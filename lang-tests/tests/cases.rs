@@ -115,7 +115,8 @@ fn every_code_covered() -> Result<(), Failed> {
         }
     }
     let codes: Vec<String> = expectations(&annotated).into_iter().map(|e| e.2).collect();
-    let doc = std::fs::read_to_string(root().join("../docs/errors.md")).map_err(|e| e.to_string())?;
+    let doc =
+        std::fs::read_to_string(root().join("../docs/errors.md")).map_err(|e| e.to_string())?;
     let mut problems = Vec::new();
     for (code, _) in fdc_frontend::CODES {
         if !codes.iter().any(|c| c == code) {
@@ -166,7 +167,10 @@ fn main() {
             check_clean(&name, "", Some(&p))
         }));
     }
-    trials.push(Trial::test("codes::every_code_has_a_case_and_a_doc", every_code_covered));
+    trials.push(Trial::test(
+        "codes::every_code_has_a_case_and_a_doc",
+        every_code_covered,
+    ));
     // The stdlib alone (an empty model) must produce no diagnostic at all.
     trials.push(Trial::test("stdlib::clean", || {
         check_clean("empty.fd", "", None)

@@ -149,6 +149,7 @@ pub fn did_you_mean<'a>(
 pub const CODES: &[(&str, &str)] = &[
     ("E0001", "unexpected character"),
     ("E0002", "unterminated string"),
+    ("E0003", "statement too deeply nested"),
     ("E0101", "unexpected token"),
     ("E0102", "unexpected end of file"),
     ("E0201", "unknown name"),

@@ -206,9 +206,24 @@ impl Tok {
 /// A character sequence that starts no token.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LexError {
-    BadChar { start: usize, end: usize },
-    Unterminated { start: usize, end: usize },
+    BadChar {
+        start: usize,
+        end: usize,
+    },
+    Unterminated {
+        start: usize,
+        end: usize,
+    },
+    /// A statement nested deeper than [`MAX_NESTING`]; its tokens are dropped.
+    TooDeep {
+        start: usize,
+        end: usize,
+    },
 }
+
+/// Operators plus open brackets allowed in one statement. The checker recurses over
+/// expressions; this bound keeps every input within a small, fixed stack.
+pub const MAX_NESTING: usize = 1000;
 
 /// A lexed file: the tokens the parser sees, the doc comments beside them, and errors.
 pub struct Lexed {
@@ -248,5 +263,62 @@ pub fn lex(text: &str) -> Lexed {
             }
         }
     }
+    limit_nesting(&mut out);
     out
+}
+
+/// Drops every run of tokens between statement boundaries (`;`, `{`, `}`) whose
+/// operators and open brackets exceed [`MAX_NESTING`], and reports it.
+fn limit_nesting(out: &mut Lexed) {
+    let mut keep = Vec::with_capacity(out.tokens.len());
+    let mut run: Vec<(usize, Tok, usize)> = Vec::new();
+    let mut weight = 0usize;
+    let flush = |run: &mut Vec<(usize, Tok, usize)>,
+                 weight: &mut usize,
+                 keep: &mut Vec<_>,
+                 errors: &mut Vec<LexError>| {
+        if *weight > MAX_NESTING {
+            if let (Some(first), Some(last)) = (run.first(), run.last()) {
+                errors.push(LexError::TooDeep {
+                    start: first.0,
+                    end: last.2,
+                });
+            }
+            run.clear();
+        } else {
+            keep.append(run);
+        }
+        *weight = 0;
+    };
+    for t in std::mem::take(&mut out.tokens) {
+        let boundary = matches!(t.1, Tok::Semi | Tok::LBrace | Tok::RBrace);
+        if boundary {
+            flush(&mut run, &mut weight, &mut keep, &mut out.errors);
+            keep.push(t);
+            continue;
+        }
+        if matches!(
+            t.1,
+            Tok::Plus
+                | Tok::Minus
+                | Tok::Star
+                | Tok::Slash
+                | Tok::Caret
+                | Tok::LParen
+                | Tok::LBracket
+                | Tok::Dot
+                | Tok::If
+                | Tok::Lt
+                | Tok::Le
+                | Tok::Gt
+                | Tok::Ge
+                | Tok::EqEq
+                | Tok::Ne
+        ) {
+            weight += 1;
+        }
+        run.push(t);
+    }
+    flush(&mut run, &mut weight, &mut keep, &mut out.errors);
+    out.tokens = keep;
 }

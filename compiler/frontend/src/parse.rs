@@ -26,6 +26,17 @@ pub fn parse_module(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
                     )
                     .note("a string ends on the line where it starts")
             }
+            LexError::TooDeep { start, end } => {
+                Diagnostic::error("E0003", "statement too deeply nested")
+                    .at(
+                        Span::new(file, start, end.min(start + 1)),
+                        "this statement is skipped",
+                    )
+                    .note(format!(
+                "at most {} operators and brackets per statement; split it with `let` or `param`",
+                crate::lexer::MAX_NESTING
+            ))
+            }
         });
     }
     let mut recovered = Vec::new();
@@ -62,9 +73,9 @@ pub fn parse_module(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
         };
         let caused_by_lex_error = lexed.errors.iter().any(|le| {
             let (s, e) = match *le {
-                LexError::BadChar { start, end } | LexError::Unterminated { start, end } => {
-                    (start, end)
-                }
+                LexError::BadChar { start, end }
+                | LexError::Unterminated { start, end }
+                | LexError::TooDeep { start, end } => (start, end),
             };
             s >= prev_end && e <= at
         });
@@ -143,7 +154,9 @@ fn parse_error(file: FileId, text: &str, e: ParseError<usize, Tok, LexError>) ->
         ParseError::InvalidToken { location } => Diagnostic::error("E0001", "invalid token")
             .at(Span::new(file, location, location + 1), "here"),
         ParseError::User { error } => match error {
-            LexError::BadChar { start, end } | LexError::Unterminated { start, end } => {
+            LexError::BadChar { start, end }
+            | LexError::Unterminated { start, end }
+            | LexError::TooDeep { start, end } => {
                 Diagnostic::error("E0001", "invalid token").at(Span::new(file, start, end), "here")
             }
         },

@@ -125,3 +125,35 @@ fn empty_and_unicode_inputs() {
         assert!(spans_ok(&a).is_ok());
     }
 }
+
+#[test]
+fn deepest_accepted_nesting_fits_the_stack() {
+    // Just under the limit of 1000 operators and brackets per statement, in every
+    // shape that nests: left-deep sums, unary chains, nested calls, members, lists.
+    let n = 999;
+    let shapes = [
+        format!("param a = {};", vec!["1"; n + 1].join("+")),
+        format!("param a = {}1;", "-".repeat(n)),
+        format!("param a = {}1{};", "sin(".repeat(n), ")".repeat(n)),
+        format!("param a = {}1{};", "[".repeat(n), "]".repeat(n)),
+        format!("param a = 2{};", "^2".repeat(n)),
+        format!("param a = [1,2,3]{};", ".x".repeat(n)),
+    ];
+    for text in &shapes {
+        let a = analyze_source("deep.fd", text);
+        assert!(
+            a.diagnostics.iter().all(|d| d.code != "E0003"),
+            "under the limit: {}",
+            &text[..40]
+        );
+    }
+    let over = format!("param a = {};\nparam b = 1;", vec!["1"; 1100].join("+"));
+    let a = analyze_source("deep.fd", &over);
+    let codes: Vec<&str> = a.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["E0003"]);
+    assert_eq!(
+        a.model.params.len(),
+        1,
+        "the statement after it is still parsed"
+    );
+}
