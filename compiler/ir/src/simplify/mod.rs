@@ -11,7 +11,7 @@ mod extract;
 pub mod lang;
 pub mod rules;
 
-use crate::graph::{Graph, Id as NodeId};
+use crate::graph::{Func, Graph, Id as NodeId};
 use egg::{Runner, StopReason};
 use lang::{from_op, ConstFold, FdGraph, FdLang, Int};
 use std::collections::HashMap;
@@ -135,6 +135,18 @@ pub fn simplify(graph: &Graph, outputs: &[NodeId], limits: &Limits) -> Simplifie
         out.report.conflicts
     );
     out
+}
+
+/// [`simplify`] of a function: the simplified graph and the same function (name,
+/// input sizes) with its outputs in that graph.
+pub fn simplify_func(graph: &Graph, func: &Func, limits: &Limits) -> (Graph, Func, Report) {
+    let s = simplify(graph, &func.outputs, limits);
+    let f = Func {
+        name: func.name.clone(),
+        inputs: func.inputs,
+        outputs: s.outputs,
+    };
+    (s.graph, f, s.report)
 }
 
 pub(crate) fn simplify_with(
@@ -575,6 +587,26 @@ mod tests {
         assert_eq!(
             print_outputs(&s.graph, &s.outputs),
             "outputs\n  out[0] = s3\n"
+        );
+    }
+
+    #[test]
+    fn simplify_func_keeps_name_and_signature() {
+        let mut g = Graph::new();
+        let x = g.input(Slot::P, 1);
+        let nx = g.neg(x);
+        let nnx = g.neg(nx);
+        let f = Func {
+            name: "f".into(),
+            inputs: crate::graph::SlotSizes([0, 0, 0, 0, 2, 0, 0, 0]),
+            outputs: vec![nnx, nx],
+        };
+        let (sg, sf, report) = simplify_func(&g, &f, &Limits::default());
+        assert!(report.kept);
+        assert_eq!((sf.name.as_str(), sf.inputs), ("f", f.inputs));
+        assert_eq!(
+            crate::print::print_func(&sg, &sf),
+            "func f(p: 2)\n  out[0] = p[1]\n  %0 = neg p[1]\n  out[1] = %0\n"
         );
     }
 }
