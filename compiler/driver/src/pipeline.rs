@@ -46,6 +46,8 @@ pub enum BuildError {
         extra: Vec<Diagnostic>,
     },
     Backend(String),
+    /// The request does not fit the model (e.g. `--set` of an unknown parameter).
+    Usage(String),
 }
 
 fn ms(t: Instant) -> f64 {
@@ -80,6 +82,11 @@ pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
     let lowered = match fdc_lower::lower(&analysis.modules, &opts.overrides) {
         Ok(l) => l,
         Err(errors) => {
+            if let [only] = errors.as_slice() {
+                if only.span.is_none() {
+                    return Err(BuildError::Usage(only.message.clone()));
+                }
+            }
             let extra = errors
                 .into_iter()
                 .map(|e| {

@@ -16,7 +16,7 @@ fn built(name: &str, opts: &BuildOptions) -> Built {
     match build(&example(name), opts) {
         Ok(b) => b,
         Err(BuildError::Model { analysis, extra }) => panic!("{}", render(&analysis, &extra)),
-        Err(BuildError::Backend(e)) => panic!("{e}"),
+        Err(BuildError::Backend(e) | BuildError::Usage(e)) => panic!("{e}"),
     }
 }
 

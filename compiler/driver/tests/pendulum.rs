@@ -53,7 +53,10 @@ fn pendulum_period_matches_the_elliptic_integral() {
         Err(fdc_driver::pipeline::BuildError::Model { analysis, extra }) => {
             panic!("{}", fdc_driver::pipeline::render(&analysis, &extra))
         }
-        Err(fdc_driver::pipeline::BuildError::Backend(e)) => panic!("{e}"),
+        Err(
+            fdc_driver::pipeline::BuildError::Backend(e)
+            | fdc_driver::pipeline::BuildError::Usage(e),
+        ) => panic!("{e}"),
     };
     let mut settings = runtime_settings(&built.settings, &Overrides::default()).unwrap();
     settings.end = 4.0;

@@ -1,0 +1,237 @@
+//! `fdc FILE.fd` / `fdc run FILE.fd`: compile and simulate in one call, write the
+//! results as CSV and a summary on stderr.
+
+use clap::Args;
+use fdc_driver::pipeline::{build, render, BuildError, BuildOptions};
+use fdc_driver::results::CsvSink;
+use fdc_driver::settings::{parse_newton, runtime_settings, Overrides};
+use fdc_runtime::System;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The model file (`.fd`).
+    pub file: PathBuf,
+    /// End time [s] (overrides `simulate { end }`).
+    #[arg(long)]
+    pub end: Option<f64>,
+    /// Step size [s] (the initial one with --adaptive).
+    #[arg(long)]
+    pub step: Option<f64>,
+    /// Interval of result rows [s]; 0 writes every step.
+    #[arg(long)]
+    pub output_every: Option<f64>,
+    /// HHT alpha in [-1/3, 0].
+    #[arg(long, allow_hyphen_values = true)]
+    pub alpha: Option<f64>,
+    /// HHT form: arnold_bruls (default) or negrut.
+    #[arg(long)]
+    pub form: Option<String>,
+    /// Newton: velocity:TOL, legacy or fixed:N.
+    #[arg(long)]
+    pub newton: Option<String>,
+    /// Error-controlled step size with this tolerance.
+    #[arg(long)]
+    pub adaptive: Option<f64>,
+    /// Linear solver: sparse or dense.
+    #[arg(long)]
+    pub linear: Option<String>,
+    /// Results file (CSV); default: next to the model, `<model>.csv`.
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+    /// Set a model parameter: NAME=VALUE (repeatable). Never recompiles.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Per-step wall-clock statistics in the summary.
+    #[arg(long)]
+    pub timing: bool,
+    /// Skip the e-graph simplifier.
+    #[arg(long)]
+    pub no_egraph: bool,
+    /// Compile without the on-disk object cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Directory of the object cache.
+    #[arg(long)]
+    pub cache_dir: Option<PathBuf>,
+    /// LLVM optimization level 0..=3.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub opt_level: u8,
+}
+
+fn usage(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+/// `NAME=VALUE` pairs of `--set`.
+pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, f64)>, String> {
+    sets.iter()
+        .map(|s| {
+            let (n, v) = s
+                .split_once('=')
+                .ok_or_else(|| format!("`--set {s}`: expected NAME=VALUE"))?;
+            let v: f64 = v
+                .trim()
+                .parse()
+                .map_err(|_| format!("`--set {s}`: `{v}` is not a number"))?;
+            Ok((n.trim().to_string(), v))
+        })
+        .collect()
+}
+
+pub fn build_options(a: &RunArgs) -> Result<BuildOptions, String> {
+    let cache = if a.no_cache {
+        fdc_backend::CacheMode::Off
+    } else if let Some(d) = &a.cache_dir {
+        fdc_backend::CacheMode::Dir(d.clone())
+    } else {
+        fdc_backend::CacheMode::Default
+    };
+    Ok(BuildOptions {
+        overrides: parse_sets(&a.set)?,
+        simplify: !a.no_egraph,
+        backend: fdc_backend::Options {
+            opt_level: a.opt_level,
+            cache,
+        },
+    })
+}
+
+fn default_output(model: &Path) -> PathBuf {
+    model.with_extension("csv")
+}
+
+pub fn run(a: &RunArgs) -> ExitCode {
+    if !a.file.is_file() {
+        return usage(format!("cannot read `{}`", a.file.display()));
+    }
+    let opts = match build_options(a) {
+        Ok(o) => o,
+        Err(e) => return usage(e),
+    };
+    let newton = match a.newton.as_deref().map(parse_newton).transpose() {
+        Ok(n) => n,
+        Err(e) => return usage(e),
+    };
+    let t_build = Instant::now();
+    let built = match build(&a.file, &opts) {
+        Ok(b) => b,
+        Err(BuildError::Model { analysis, extra }) => {
+            eprint!("{}", render(&analysis, &extra));
+            return ExitCode::from(1);
+        }
+        Err(BuildError::Backend(e)) => {
+            eprintln!("error: code generation failed: {e}");
+            return ExitCode::from(1);
+        }
+        Err(BuildError::Usage(e)) => return usage(e),
+    };
+    let build_ms = t_build.elapsed().as_secs_f64() * 1e3;
+    if !a.quiet {
+        for w in &built.warnings {
+            eprint!("{w}");
+        }
+    }
+    let overrides = Overrides {
+        end: a.end,
+        step: a.step,
+        output_every: a.output_every,
+        alpha: a.alpha,
+        form: a.form.clone(),
+        newton,
+        adaptive: a.adaptive,
+        linear: a.linear.clone(),
+        timing: a.timing,
+    };
+    let settings = match runtime_settings(&built.settings, &overrides) {
+        Ok(s) => s,
+        Err(e) => return usage(e),
+    };
+    let out_path = a.output.clone().unwrap_or_else(|| default_output(&a.file));
+    let mut sink = match CsvSink::create(&out_path) {
+        Ok(s) => s,
+        Err(e) => return usage(format!("cannot write `{}`: {e}", out_path.display())),
+    };
+    let (n_bodies, n_types, n_inst) = (
+        built.bodies.len(),
+        built.element_types,
+        built.model.instances.len(),
+    );
+    let (nv, nl) = (built.model.nv, built.model.nl);
+    let mut sys = match System::new(built.model) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let t_run = Instant::now();
+    let result = sys.run(&settings, &mut sink);
+    let wall = t_run.elapsed().as_secs_f64();
+    let rows = sink.finish();
+    let (stats, failure) = match result {
+        Ok(s) => (s, None),
+        Err(e) => (e.stats.clone(), Some(e)),
+    };
+    if !a.quiet {
+        let tm = &built.timings;
+        eprintln!(
+            "model: {n_bodies} bodies, {nv} dofs, {nl} constraints, {n_types} element types, {n_inst} instances"
+        );
+        eprintln!(
+            "build: {build_ms:.0} ms (parse+check {:.0}, lower+differentiate {:.0}, simplify {:.0}, LLVM {:.0}; cache {})",
+            tm.parse_check,
+            tm.lower_diff,
+            tm.simplify,
+            tm.backend.total,
+            if built.cache_hit { "hit" } else { "miss" }
+        );
+        let mean_newton = if stats.steps > 0 {
+            stats.newton_iterations as f64 / stats.steps as f64
+        } else {
+            0.0
+        };
+        eprintln!(
+            "run: t = {:.6} s in {} steps ({} rejected), Newton {:.2} iterations/step, wall {:.3} s, real-time factor {:.1}",
+            stats.t,
+            stats.steps,
+            stats.rejected,
+            mean_newton,
+            wall,
+            if wall > 0.0 { stats.t / wall } else { f64::INFINITY }
+        );
+        if let Some(tm) = &stats.timing {
+            eprintln!(
+                "step time [µs]: min {:.1}, median {:.1}, p99 {:.1}, p99.9 {:.1}, max {:.1}",
+                tm.min * 1e6,
+                tm.median * 1e6,
+                tm.p99 * 1e6,
+                tm.p999 * 1e6,
+                tm.max * 1e6
+            );
+        }
+        match &rows {
+            Ok(n) => eprintln!("results: {} ({n} rows)", out_path.display()),
+            Err(e) => eprintln!("error: writing `{}`: {e}", out_path.display()),
+        }
+    }
+    if let Some(e) = failure {
+        eprintln!("error: {e}");
+        eprintln!(
+            "the rows up to t = {:.6} s are kept in {}",
+            e.stats.t,
+            out_path.display()
+        );
+        return ExitCode::from(1);
+    }
+    if rows.is_err() {
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
