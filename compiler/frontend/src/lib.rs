@@ -17,6 +17,7 @@ mod check;
 pub mod diag;
 pub mod lexer;
 mod parse;
+pub mod print;
 #[allow(clippy::all, unused_parens, unused_imports)]
 mod grammar {
     include!(concat!(env!("OUT_DIR"), "/grammar.rs"));

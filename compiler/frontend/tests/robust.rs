@@ -157,3 +157,40 @@ fn deepest_accepted_nesting_fits_the_stack() {
         "the statement after it is still parsed"
     );
 }
+
+/// Every valid model (stdlib, examples, clean lang-test cases) prints to source that
+/// parses cleanly and prints to the same text again.
+#[test]
+fn print_parse_round_trip() {
+    use fdc_frontend::{parse_module, print};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut sources: Vec<(String, String)> = fdc_stdlib::FILES
+        .iter()
+        .map(|(n, t)| (n.to_string(), t.to_string()))
+        .collect();
+    for dir in ["examples", "lang-tests/cases"] {
+        let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "fd"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            let text = std::fs::read_to_string(&p).unwrap();
+            if !text.contains("//~") {
+                sources.push((p.display().to_string(), text));
+            }
+        }
+    }
+    assert!(sources.len() >= 10);
+    for (name, text) in sources {
+        let (m, d) = parse_module(0, &text);
+        assert!(d.is_empty(), "{name} parses cleanly");
+        let printed = print::module(&m);
+        let (m2, d2) = parse_module(0, &printed);
+        assert!(d2.is_empty(), "printed {name} parses:\n{printed}");
+        assert_eq!(print::module(&m2), printed, "{name} round-trips");
+        assert_eq!(m2.items.len(), m.items.len());
+        assert!(printed.len() > 20 || m.items.is_empty());
+    }
+}
