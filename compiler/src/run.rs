@@ -10,10 +10,32 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+/// What every compiling command takes: the model, parameter values and build flags.
 #[derive(Args, Debug, Clone)]
-pub struct RunArgs {
+pub struct CompileArgs {
     /// The model file (`.fd`).
     pub file: PathBuf,
+    /// Set a model parameter: NAME=VALUE (repeatable). Never recompiles.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Skip the e-graph simplifier.
+    #[arg(long)]
+    pub no_egraph: bool,
+    /// Compile without the on-disk object cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Directory of the object cache.
+    #[arg(long)]
+    pub cache_dir: Option<PathBuf>,
+    /// LLVM optimization level 0..=3.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub opt_level: u8,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub compile: CompileArgs,
     /// End time [s] (overrides `simulate { end }`).
     #[arg(long)]
     pub end: Option<f64>,
@@ -41,30 +63,15 @@ pub struct RunArgs {
     /// Results file (CSV); default: next to the model, `<model>.csv`.
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
-    /// Set a model parameter: NAME=VALUE (repeatable). Never recompiles.
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    pub set: Vec<String>,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
     /// Per-step wall-clock statistics in the summary.
     #[arg(long)]
     pub timing: bool,
-    /// Skip the e-graph simplifier.
-    #[arg(long)]
-    pub no_egraph: bool,
-    /// Compile without the on-disk object cache.
-    #[arg(long)]
-    pub no_cache: bool,
-    /// Directory of the object cache.
-    #[arg(long)]
-    pub cache_dir: Option<PathBuf>,
-    /// LLVM optimization level 0..=3.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
-    pub opt_level: u8,
 }
 
-fn usage(msg: impl std::fmt::Display) -> ExitCode {
+pub fn usage(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {msg}");
     ExitCode::from(2)
 }
@@ -85,7 +92,7 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, f64)>, String> {
         .collect()
 }
 
-pub fn build_options(a: &RunArgs) -> Result<BuildOptions, String> {
+pub fn build_options(a: &CompileArgs) -> Result<BuildOptions, String> {
     let cache = if a.no_cache {
         fdc_backend::CacheMode::Off
     } else if let Some(d) = &a.cache_dir {
@@ -108,10 +115,11 @@ fn default_output(model: &Path) -> PathBuf {
 }
 
 pub fn run(a: &RunArgs) -> ExitCode {
-    if !a.file.is_file() {
-        return usage(format!("cannot read `{}`", a.file.display()));
+    let file = &a.compile.file;
+    if !file.is_file() {
+        return usage(format!("cannot read `{}`", file.display()));
     }
-    let opts = match build_options(a) {
+    let opts = match build_options(&a.compile) {
         Ok(o) => o,
         Err(e) => return usage(e),
     };
@@ -120,7 +128,7 @@ pub fn run(a: &RunArgs) -> ExitCode {
         Err(e) => return usage(e),
     };
     let t_build = Instant::now();
-    let built = match build(&a.file, &opts) {
+    let built = match build(file, &opts) {
         Ok(b) => b,
         Err(BuildError::Model { analysis, extra }) => {
             eprint!("{}", render(&analysis, &extra));
@@ -153,7 +161,7 @@ pub fn run(a: &RunArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return usage(e),
     };
-    let out_path = a.output.clone().unwrap_or_else(|| default_output(&a.file));
+    let out_path = a.output.clone().unwrap_or_else(|| default_output(file));
     let mut sink = match CsvSink::create(&out_path) {
         Ok(s) => s,
         Err(e) => return usage(format!("cannot write `{}`: {e}", out_path.display())),

@@ -63,7 +63,16 @@ pub fn render(analysis: &Analysis, extra: &[Diagnostic]) -> String {
     s
 }
 
-pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
+/// The checked and lowered model (every role derived), before code generation.
+pub struct Front {
+    pub analysis: Box<Analysis>,
+    pub lowered: fdc_lower::LoweredModel,
+    pub parse_check: f64,
+    pub lower_diff: f64,
+}
+
+/// Check and lower: diagnostics stop here (exit 1), before any code is generated.
+pub fn front(path: &Path, overrides: &[(String, f64)]) -> Result<Front, BuildError> {
     let t0 = Instant::now();
     let analysis = fdc_frontend::analyze_file(path);
     let parse_check = ms(t0);
@@ -73,13 +82,8 @@ pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
             extra: vec![],
         });
     }
-    let warnings: Vec<String> = analysis
-        .diagnostics
-        .iter()
-        .map(|d| d.render(&analysis.files))
-        .collect();
     let t1 = Instant::now();
-    let lowered = match fdc_lower::lower(&analysis.modules, &opts.overrides) {
+    let lowered = match fdc_lower::lower(&analysis.modules, overrides) {
         Ok(l) => l,
         Err(errors) => {
             if let [only] = errors.as_slice() {
@@ -103,10 +107,17 @@ pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
             });
         }
     };
-    let lower_diff = ms(t1);
+    Ok(Front {
+        analysis: Box::new(analysis),
+        lowered,
+        parse_check,
+        lower_diff: ms(t1),
+    })
+}
 
-    // All roles of all element types go into one LLVM module.
-    let mut funcs: Vec<Func> = Vec::new();
+/// Every role of every element type as one list of functions, named `type::role`.
+pub fn role_funcs(lowered: &fdc_lower::LoweredModel) -> Vec<Func> {
+    let mut funcs = Vec::new();
     for ty in &lowered.types {
         for (role, f, _) in &ty.roles {
             let mut f = f.clone();
@@ -114,9 +125,28 @@ pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
             funcs.push(f);
         }
     }
+    funcs
+}
+
+pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
+    let Front {
+        analysis,
+        lowered,
+        parse_check,
+        lower_diff,
+    } = front(path, &opts.overrides)?;
+    let warnings: Vec<String> = analysis
+        .diagnostics
+        .iter()
+        .map(|d| d.render(&analysis.files))
+        .collect();
+
+    // All roles of all element types go into one LLVM module.
+    let funcs = role_funcs(&lowered);
     let t2 = Instant::now();
     let (graph, funcs) = if opts.simplify {
-        simplify_all(&lowered.graph, funcs)
+        let (g, f, _) = simplify_all(&lowered.graph, funcs);
+        (g, f)
     } else {
         (lowered.graph.clone(), funcs)
     };
@@ -186,11 +216,15 @@ pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
 }
 
 /// Simplifies each function on its own (the e-graph is bounded per function) and
-/// gathers the results into one graph again.
-fn simplify_all(graph: &Graph, funcs: Vec<Func>) -> (Graph, Vec<Func>) {
+/// gathers the results into one graph again; one report per function.
+pub fn simplify_all(
+    graph: &Graph,
+    funcs: Vec<Func>,
+) -> (Graph, Vec<Func>, Vec<fdc_ir::simplify::Report>) {
     let limits = fdc_ir::simplify::Limits::default();
     let mut out = Graph::new();
     let mut result = Vec::with_capacity(funcs.len());
+    let mut reports = Vec::with_capacity(funcs.len());
     for f in funcs {
         let s = fdc_ir::simplify::simplify(graph, &f.outputs, &limits);
         let outputs = copy_into(&s.graph, &s.outputs, &mut out);
@@ -199,8 +233,9 @@ fn simplify_all(graph: &Graph, funcs: Vec<Func>) -> (Graph, Vec<Func>) {
             inputs: f.inputs,
             outputs,
         });
+        reports.push(s.report);
     }
-    (out, result)
+    (out, result, reports)
 }
 
 /// Copies the nodes `roots` of `from` (with what they need) into `to`; hash-consing

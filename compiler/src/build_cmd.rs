@@ -1,0 +1,58 @@
+//! `fdc build FILE.fd [--timings]`: compile without running.
+
+use crate::run::{build_options, usage, CompileArgs};
+use clap::Args;
+use fdc_driver::pipeline::{build, render, BuildError};
+use std::process::ExitCode;
+
+#[derive(Args, Debug, Clone)]
+pub struct BuildArgs {
+    #[command(flatten)]
+    pub compile: CompileArgs,
+    /// Print the time of every phase in milliseconds.
+    #[arg(long)]
+    pub timings: bool,
+}
+
+pub fn run(a: &BuildArgs) -> ExitCode {
+    if !a.compile.file.is_file() {
+        return usage(format!("cannot read `{}`", a.compile.file.display()));
+    }
+    let opts = match build_options(&a.compile) {
+        Ok(o) => o,
+        Err(e) => return usage(e),
+    };
+    let built = match build(&a.compile.file, &opts) {
+        Ok(b) => b,
+        Err(BuildError::Model { analysis, extra }) => {
+            eprint!("{}", render(&analysis, &extra));
+            return ExitCode::from(1);
+        }
+        Err(BuildError::Backend(e)) => {
+            eprintln!("error: code generation failed: {e}");
+            return ExitCode::from(1);
+        }
+        Err(BuildError::Usage(e)) => return usage(e),
+    };
+    for w in &built.warnings {
+        eprint!("{w}");
+    }
+    if a.timings {
+        let t = &built.timings;
+        let b = &t.backend;
+        // The phases of issue 4, in pipeline order; parse and check run as one pass.
+        println!("parse+check     {:8.2} ms", t.parse_check);
+        println!("lower+diff      {:8.2} ms", t.lower_diff);
+        println!("simplify        {:8.2} ms", t.simplify);
+        println!("llvm emit       {:8.2} ms", b.emit);
+        println!("llvm optimize   {:8.2} ms", b.optimize);
+        println!("jit/link        {:8.2} ms", b.jit_link());
+        println!(
+            "cache           {:8.2} ms ({})",
+            b.cache,
+            if built.cache_hit { "hit" } else { "miss" }
+        );
+        println!("total backend   {:8.2} ms", b.total);
+    }
+    ExitCode::SUCCESS
+}
