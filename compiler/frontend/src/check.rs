@@ -898,7 +898,10 @@ impl<'m> Checker<'m> {
                         self.diags.push(
                             Diagnostic::error(
                                 "E0304",
-                                format!("a constraint must be a scalar, found {}", v.ty),
+                                format!(
+                                    "a constraint of `{}` must be a scalar, found {}",
+                                    def.name.name, v.ty
+                                ),
                             )
                             .at(e.span, format!("this is {}", article(v.ty)))
                             .note(
@@ -910,9 +913,14 @@ impl<'m> Checker<'m> {
                 }
                 StmtKind::ApplyForce { force, body, at } => {
                     let v = self.expr(force, &env);
-                    self.expect_load(force.span, v.ty, "a force");
+                    self.expect_load(force.span, v.ty, &format!("a force of `{}`", def.name.name));
                     let b = self.expr(body, &env);
-                    self.expect(body.span, b.ty, Ty::Body, "the target of `on`");
+                    self.expect(
+                        body.span,
+                        b.ty,
+                        Ty::Body,
+                        &format!("the target of `on` in `{}`", def.name.name),
+                    );
                     if let Some(at) = at {
                         let a = self.expr(at, &env);
                         self.expect(
@@ -927,9 +935,18 @@ impl<'m> Checker<'m> {
                 StmtKind::ApplyTorque { torque, body }
                 | StmtKind::ApplyBodyTorque { torque, body } => {
                     let v = self.expr(torque, &env);
-                    self.expect_load(torque.span, v.ty, "a torque");
+                    self.expect_load(
+                        torque.span,
+                        v.ty,
+                        &format!("a torque of `{}`", def.name.name),
+                    );
                     let b = self.expr(body, &env);
-                    self.expect(body.span, b.ty, Ty::Body, "the target of `on`");
+                    self.expect(
+                        body.span,
+                        b.ty,
+                        Ty::Body,
+                        &format!("the target of `on` in `{}`", def.name.name),
+                    );
                     self.warn_kinks("force law");
                 }
                 StmtKind::ApplyGeneralized { value, along } => {
@@ -938,7 +955,10 @@ impl<'m> Checker<'m> {
                         self.diags.push(
                             Diagnostic::error(
                                 "E0305",
-                                format!("a generalized force must be a scalar, found {}", v.ty),
+                                format!(
+                                    "a generalized force of `{}` must be a scalar, found {}",
+                                    def.name.name, v.ty
+                                ),
                             )
                             .at(value.span, format!("this is {}", article(v.ty))),
                         );

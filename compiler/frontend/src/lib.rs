@@ -11,6 +11,9 @@
 //! (possibly partial) AST plus diagnostics, so the language server can work on
 //! half-typed text. It knows nothing numeric: no IR, no LLVM, no runtime; numbers stay
 //! source text. The stdlib is just more fd source (`fdc_stdlib::FILES`).
+//!
+//! [`print`] turns a tree back into source (round-trip tested). A cargo-fuzz target
+//! lives in `fuzz/` (`cargo +nightly fuzz run analyze` from this directory).
 
 pub mod ast;
 mod check;
