@@ -7,6 +7,8 @@ use std::process::ExitCode;
 
 #[derive(Args, Debug, Clone)]
 pub struct BuildArgs {
+    /// The model file (`.fd`).
+    pub file: std::path::PathBuf,
     #[command(flatten)]
     pub compile: CompileArgs,
     /// Print the time of every phase in milliseconds.
@@ -15,14 +17,14 @@ pub struct BuildArgs {
 }
 
 pub fn run(a: &BuildArgs) -> ExitCode {
-    if !a.compile.file.is_file() {
-        return usage(format!("cannot read `{}`", a.compile.file.display()));
+    if !a.file.is_file() {
+        return usage(format!("cannot read `{}`", a.file.display()));
     }
     let opts = match build_options(&a.compile) {
         Ok(o) => o,
         Err(e) => return usage(e),
     };
-    let built = match build(&a.compile.file, &opts) {
+    let built = match build(&a.file, &opts) {
         Ok(b) => b,
         Err(BuildError::Model { analysis, extra }) => {
             eprint!("{}", render(&analysis, &extra));

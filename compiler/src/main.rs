@@ -5,6 +5,10 @@
 //! lives in its own module; this file only dispatches.
 
 mod check;
+mod build_cmd;
+mod ir_cmd;
+mod plot;
+mod run;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -21,8 +25,32 @@ struct Cli {
     command: Command,
 }
 
+/// `fdc FILE.fd [flags]` means `fdc run FILE.fd [flags]`: insert `run` when the first
+/// argument is neither a subcommand nor a flag.
+fn with_default_command(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    use clap::CommandFactory;
+    if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
+        let cmd = Cli::command();
+        let known = cmd
+            .get_subcommands()
+            .any(|c| c.get_name() == first || c.get_all_aliases().any(|a| a == first));
+        if !known && !first.starts_with('-') && first != "help" {
+            args.insert(1, "run".into());
+        }
+    }
+    args
+}
+
 #[derive(Subcommand)]
 enum Command {
+    /// Compile and simulate a model; write the results as CSV (also `fdc FILE.fd`).
+    Run(Box<run::RunArgs>),
+    /// Compile a model without running it (`--timings` prints every phase).
+    Build(Box<build_cmd::BuildArgs>),
+    /// Print the IR of the roles of the element types a model uses.
+    Ir(ir_cmd::IrArgs),
+    /// Plot result channels over time into an SVG file.
+    Plot(plot::PlotArgs),
     /// Print the ABI version of the element function table this build speaks.
     Abi,
     /// Check a model: exit 0 if valid, 1 with diagnostics on stderr if not, 2 on I/O error.
@@ -36,7 +64,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    match Cli::parse().command {
+    let cli = Cli::parse_from(with_default_command(std::env::args_os().collect()));
+    match cli.command {
+        Command::Run(args) => run::run(&args),
+        Command::Build(args) => build_cmd::run(&args),
+        Command::Ir(args) => ir_cmd::run(&args),
+        Command::Plot(args) => plot::run(&args),
         Command::Abi => {
             println!("{}", fdc_runtime::table::ABI_VERSION);
             ExitCode::SUCCESS

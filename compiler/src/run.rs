@@ -10,11 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// What every compiling command takes: the model, parameter values and build flags.
+/// What every compiling command takes besides the model: parameter values and build
+/// flags.
 #[derive(Args, Debug, Clone)]
 pub struct CompileArgs {
-    /// The model file (`.fd`).
-    pub file: PathBuf,
     /// Set a model parameter: NAME=VALUE (repeatable). Never recompiles.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
@@ -34,6 +33,8 @@ pub struct CompileArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
+    /// The model file (`.fd`).
+    pub file: PathBuf,
     #[command(flatten)]
     pub compile: CompileArgs,
     /// End time [s] (overrides `simulate { end }`).
@@ -66,6 +67,12 @@ pub struct RunArgs {
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Plot these channels after the run (SVG next to the results, or --plot-output).
+    #[arg(long, num_args = 1..)]
+    pub plot: Vec<String>,
+    /// Where `--plot` writes (`.svg`); default: `<model>.svg`.
+    #[arg(long)]
+    pub plot_output: Option<PathBuf>,
     /// Per-step wall-clock statistics in the summary.
     #[arg(long)]
     pub timing: bool,
@@ -115,7 +122,7 @@ fn default_output(model: &Path) -> PathBuf {
 }
 
 pub fn run(a: &RunArgs) -> ExitCode {
-    let file = &a.compile.file;
+    let file = &a.file;
     if !file.is_file() {
         return usage(format!("cannot read `{}`", file.display()));
     }
@@ -162,7 +169,7 @@ pub fn run(a: &RunArgs) -> ExitCode {
         Err(e) => return usage(e),
     };
     let out_path = a.output.clone().unwrap_or_else(|| default_output(file));
-    let mut sink = match CsvSink::create(&out_path) {
+    let sink = match CsvSink::create(&out_path) {
         Ok(s) => s,
         Err(e) => return usage(format!("cannot write `{}`: {e}", out_path.display())),
     };
@@ -180,9 +187,10 @@ pub fn run(a: &RunArgs) -> ExitCode {
         }
     };
     let t_run = Instant::now();
-    let result = sys.run(&settings, &mut sink);
+    let mut progress = Progress::new(sink, settings.end, a.quiet);
+    let result = sys.run(&settings, &mut progress);
     let wall = t_run.elapsed().as_secs_f64();
-    let rows = sink.finish();
+    let rows = progress.finish();
     let (stats, failure) = match result {
         Ok(s) => (s, None),
         Err(e) => (e.stats.clone(), Some(e)),
@@ -229,6 +237,19 @@ pub fn run(a: &RunArgs) -> ExitCode {
             Err(e) => eprintln!("error: writing `{}`: {e}", out_path.display()),
         }
     }
+    if !a.plot.is_empty() && rows.is_ok() {
+        let plot_path = a
+            .plot_output
+            .clone()
+            .unwrap_or_else(|| file.with_extension("svg"));
+        let drawn = crate::plot::read_channels(&out_path, &a.plot)
+            .and_then(|(t, s)| crate::plot::draw(&plot_path, &t, &a.plot, &s));
+        match drawn {
+            Ok(()) if !a.quiet => eprintln!("plot: {}", plot_path.display()),
+            Ok(()) => {}
+            Err(e) => eprintln!("error: {e}"),
+        }
+    }
     if let Some(e) = failure {
         eprintln!("error: {e}");
         eprintln!(
@@ -242,4 +263,61 @@ pub fn run(a: &RunArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+/// Passes rows on to the CSV and shows a progress bar on a terminal once a run has
+/// taken more than a second (short runs stay quiet; pipes and files never see it).
+struct Progress {
+    inner: CsvSink,
+    bar: Option<indicatif::ProgressBar>,
+    start: Instant,
+    end: f64,
+    enabled: bool,
+}
+
+impl Progress {
+    fn new(inner: CsvSink, end: f64, quiet: bool) -> Progress {
+        use std::io::IsTerminal;
+        Progress {
+            inner,
+            bar: None,
+            start: Instant::now(),
+            end,
+            enabled: !quiet && std::io::stderr().is_terminal() && end > 0.0,
+        }
+    }
+
+    fn finish(self) -> std::io::Result<usize> {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+        self.inner.finish()
+    }
+}
+
+impl fdc_runtime::ResultSink for Progress {
+    fn header(&mut self, names: &[String]) {
+        self.inner.header(names);
+    }
+
+    fn row(&mut self, t: f64, values: &[f64]) {
+        self.inner.row(t, values);
+        if !self.enabled {
+            return;
+        }
+        if self.bar.is_none() && self.start.elapsed().as_secs_f64() > 1.0 {
+            let bar = indicatif::ProgressBar::new(1000);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:40} t = {msg} s  [{elapsed} / ~{duration}]",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_position((1000.0 * t / self.end).clamp(0.0, 1000.0) as u64);
+            bar.set_message(format!("{t:.3}"));
+        }
+    }
 }

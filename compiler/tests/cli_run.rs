@@ -1,0 +1,155 @@
+//! `fdc FILE.fd` as a user runs it: the real binary, its exit codes and its files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fdc(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fdc"))
+        .args(args)
+        .arg("--cache-dir")
+        .arg(dir.join("cache"))
+        .output()
+        .expect("fdc runs")
+}
+
+fn example(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn temp(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fdc-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn runs_the_pendulum_and_writes_every_channel() {
+    let dir = temp("run");
+    let csv = dir.join("p.csv");
+    let out = fdc(
+        &[
+            &example("pendulum.fd"),
+            "--end",
+            "0.5",
+            "-o",
+            csv.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("model: 1 bodies, 6 dofs, 5 constraints"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("real-time factor"), "{stderr}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    for col in [
+        "time",
+        "rod.R.x",
+        "rod.theta.w",
+        "rod.omega_body.y",
+        "tip.x",
+        "pivot.t0.lambda",
+    ] {
+        assert!(header.contains(&col), "no column {col} in {header:?}");
+    }
+    // Rows at 0, 0.01, ..., 0.5: exactly hit output times.
+    let times: Vec<f64> = lines
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(times.len(), 51);
+    for (k, t) in times.iter().enumerate() {
+        assert!((t - 0.01 * k as f64).abs() < 1e-12, "row {k} at t = {t}");
+    }
+}
+
+#[test]
+fn a_bad_model_stops_before_compiling_and_writes_nothing() {
+    let dir = temp("bad");
+    let model = dir.join("bad.fd");
+    std::fs::write(
+        &model,
+        "body b: rigid_body { mass = 1; inertia = [1, 1, 1]; stifness = 3; }\n",
+    )
+    .unwrap();
+    let out = fdc(&[model.to_str().unwrap()], &dir);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bad.fd:1:"), "{stderr}");
+    assert!(!dir.join("bad.csv").exists());
+}
+
+#[test]
+fn usage_errors_exit_with_2() {
+    let dir = temp("usage");
+    let out = fdc(&[&example("pendulum.fd"), "--set", "nope=1"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no parameter `nope`"));
+    let out = fdc(&[&example("pendulum.fd"), "--newton", "sometimes"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    let out = fdc(&[&dir.join("missing.fd").display().to_string()], &dir);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_solver_failure_names_the_problem_and_exits_with_1() {
+    let dir = temp("fail");
+    let model = dir.join("zero.fd");
+    // A spring between two coincident points has no direction: its force is 0/0.
+    std::fs::write(
+        &model,
+        "gravity [0, 0, -9.81];\n\
+         body b: rigid_body { mass = 1; inertia = [1, 1, 1]; }\n\
+         force s: spring_damper(b, ground) { at_a = [0, 0, 0]; at_b = [0, 0, 0]; stiffness = 10; }\n",
+    )
+    .unwrap();
+    let out = fdc(&[model.to_str().unwrap(), "--end", "0.1"], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("error:"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn plots_channels_into_svg() {
+    let dir = temp("plot");
+    let csv = dir.join("p.csv");
+    let svg = dir.join("p.svg");
+    let out = fdc(
+        &[
+            &example("pendulum.fd"),
+            "--end",
+            "0.2",
+            "-o",
+            csv.to_str().unwrap(),
+            "--plot",
+            "tip.x",
+            "tip.z",
+            "--plot-output",
+            svg.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("time [s]") && text.contains("tip.x") && text.contains("tip.z"));
+    let out = Command::new(env!("CARGO_BIN_EXE_fdc"))
+        .args(["plot", csv.to_str().unwrap(), "tip.q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean `tip."));
+}
