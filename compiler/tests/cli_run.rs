@@ -153,3 +153,40 @@ fn plots_channels_into_svg() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean `tip."));
 }
+
+#[test]
+fn the_tutorial_model_runs() {
+    // The fd blocks of docs/tutorial.md, in order, are one model.
+    let doc = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/tutorial.md"),
+    )
+    .unwrap();
+    let mut model = String::new();
+    // None outside a block; Some(true) inside an fd block (no language tag).
+    let mut block: Option<bool> = None;
+    for line in doc.lines() {
+        if let Some(lang) = line.strip_prefix("```") {
+            block = match block {
+                None => Some(lang.is_empty()),
+                Some(_) => None,
+            };
+            continue;
+        }
+        if block == Some(true) {
+            model.push_str(line);
+            model.push('\n');
+        }
+    }
+    let dir = temp("tutorial");
+    let path = dir.join("crank.fd");
+    std::fs::write(&path, &model).unwrap();
+    let out = fdc(&[path.to_str().unwrap(), "--end", "0.2"], &dir);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{model}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = std::fs::read_to_string(dir.join("crank.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().contains("piston"));
+}
