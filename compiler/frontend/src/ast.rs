@@ -39,6 +39,10 @@ pub struct Ident {
 pub struct Module {
     pub file: FileId,
     pub items: Vec<Item>,
+    /// When the parser had to skip text: every name that follows a declaring keyword
+    /// anywhere in the file. A use of such a name may refer to a declaration that was
+    /// lost to the syntax error, so it is not reported as unknown.
+    pub maybe_declared: Vec<String>,
 }
 
 /// The six kinds of instance and element type.

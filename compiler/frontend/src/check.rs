@@ -224,6 +224,8 @@ struct Checker<'m> {
     /// Kinks seen while checking the current statement.
     kinks: Vec<(Span, &'static str)>,
     warned: HashSet<Span>,
+    /// Names that may have been declared in text lost to a syntax error.
+    lost: HashSet<&'m str>,
 }
 
 pub(crate) fn check(
@@ -243,6 +245,10 @@ pub(crate) fn check(
         instances: Vec::new(),
         kinks: Vec::new(),
         warned: HashSet::new(),
+        lost: modules
+            .iter()
+            .flat_map(|m| m.maybe_declared.iter().map(String::as_str))
+            .collect(),
     };
     let mut model = Model::default();
     let mut gravity: Option<&Expr> = None;
@@ -1251,7 +1257,9 @@ impl<'m> Checker<'m> {
         let info = match self.type_info(&inst.ty.name, Some(inst.ty.span)) {
             Some(i) => i,
             None => {
-                if !self.typedefs.contains_key(&inst.ty.name) {
+                if !self.typedefs.contains_key(&inst.ty.name)
+                    && !self.lost.contains(inst.ty.name.as_str())
+                {
                     let candidates: Vec<String> = self
                         .typedefs
                         .iter()
@@ -1769,6 +1777,10 @@ impl<'m> Checker<'m> {
             );
             return val(Ty::Error, false);
         }
+        if self.lost.contains(n) {
+            // Probably declared in text that a syntax error made the parser skip.
+            return val(Ty::Error, false);
+        }
         let mut d = Diagnostic::error("E0201", format!("unknown name `{n}`"))
             .at(span, "not found in this scope");
         let mut candidates: Vec<String> = env.locals.iter().map(|l| l.name.clone()).collect();
@@ -1877,6 +1889,9 @@ impl<'m> Checker<'m> {
             }
         }
         let Some(&(_, arity)) = BUILTIN_FNS.iter().find(|(b, _)| *b == n) else {
+            if self.lost.contains(n) {
+                return err;
+            }
             let mut candidates: Vec<&str> = BUILTIN_FNS.iter().map(|(b, _)| *b).collect();
             let globals: Vec<String> = self
                 .globals

@@ -134,11 +134,14 @@ pub fn did_you_mean<'a>(
     name: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<String> {
-    let limit = (name.chars().count() / 3).max(1);
+    // One edit per three characters; names of one or two characters only match
+    // up to case (`l` for `L`), else every short name would suggest every other.
+    let limit = name.chars().count() / 3;
+    let lower = name.to_lowercase();
     candidates
         .into_iter()
         .filter(|c| *c != name)
-        .map(|c| (strsim::levenshtein(name, c), c))
+        .map(|c| (strsim::levenshtein(&lower, &c.to_lowercase()), c))
         .filter(|(d, _)| *d <= limit)
         .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
         .map(|(_, c)| c.to_string())

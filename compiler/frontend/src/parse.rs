@@ -47,9 +47,36 @@ pub fn parse_module(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
         .enumerate()
         .map(|(i, t)| (t.0, if i == 0 { 0 } else { lexed.tokens[i - 1].2 }))
         .collect();
+    let declared: Vec<String> = lexed
+        .tokens
+        .windows(2)
+        .filter_map(|w| match (&w[0].1, &w[1].1) {
+            (
+                Tok::Param
+                | Tok::Input
+                | Tok::Fn
+                | Tok::Spline
+                | Tok::Body
+                | Tok::Joint
+                | Tok::Force
+                | Tok::Driver
+                | Tok::Sensor
+                | Tok::Element
+                | Tok::Let
+                | Tok::State,
+                Tok::Ident(n),
+            ) => Some(n.clone()),
+            _ => None,
+        })
+        .collect();
     let tokens = lexed.tokens.into_iter().map(Ok::<_, LexError>);
     let result = ModuleParser::new().parse(file, &mut recovered, tokens);
     let mut errors: Vec<_> = recovered.into_iter().map(|r| r.error).collect();
+    let maybe_declared = if errors.is_empty() && result.is_ok() {
+        Vec::new()
+    } else {
+        declared
+    };
     let mut items = match result {
         Ok(items) => items,
         Err(e) => {
@@ -84,7 +111,14 @@ pub fn parse_module(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
         }
     }
     attach_docs(&mut items, &lexed.docs, text);
-    (Module { file, items }, diags)
+    (
+        Module {
+            file,
+            items,
+            maybe_declared,
+        },
+        diags,
+    )
 }
 
 fn describe_expected(expected: &[String]) -> String {
@@ -109,7 +143,14 @@ fn describe_expected(expected: &[String]) -> String {
     names.sort();
     names.dedup();
     if names.len() > 8 {
-        return String::new();
+        return match (
+            names.iter().any(|n| n == "`;`"),
+            names.iter().any(|n| n == "`+`"),
+        ) {
+            (true, true) => "expected `;` or an operator".to_string(),
+            (true, false) => "expected `;`".to_string(),
+            _ => String::new(),
+        };
     }
     match names.len() {
         0 => String::new(),

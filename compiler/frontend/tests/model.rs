@@ -108,3 +108,23 @@ fn diagnostics_serialize() {
     assert_eq!(v["primary"]["span"]["start"], 10);
     assert_eq!(v["primary"]["span"]["end"], 11);
 }
+
+#[test]
+fn missing_semicolon_says_so_and_does_not_cascade() {
+    let a = analyze_source("s.fd", "param m = 2.0\nparam L = 1;\noutput o = m * L;\n");
+    assert_eq!(a.diagnostics.len(), 1, "{}", a.render());
+    let d = &a.diagnostics[0];
+    assert_eq!(d.code, "E0101");
+    let p = d.primary.as_ref().unwrap();
+    assert_eq!(p.message, "expected `;` or an operator");
+    assert_eq!(a.files.line_col(p.span.file, p.span.start as usize), (2, 1));
+}
+
+#[test]
+fn short_names_suggest_only_case_variants() {
+    let a = analyze_source("s.fd", "param L = 1;\nparam x = m;\nparam y = l;\n");
+    let notes: Vec<&Vec<String>> = a.diagnostics.iter().map(|d| &d.notes).collect();
+    assert_eq!(notes.len(), 2);
+    assert!(notes[0].is_empty(), "`m` is not a typo of `L`");
+    assert_eq!(notes[1], &vec!["did you mean `L`?".to_string()]);
+}
