@@ -4,8 +4,8 @@
 //! user-facing behaviour (exit codes, flags, progress, output files). Each subcommand
 //! lives in its own module; this file only dispatches.
 
-mod check;
 mod build_cmd;
+mod check;
 mod ir_cmd;
 mod plot;
 mod run;

@@ -1031,17 +1031,21 @@ impl System {
         self.h = settings.step;
         self.stats = RunStats::default();
         self.step_times = Vec::new();
-        if settings.timing {
-            // Room for the steps to `end` (at most 2^20 = 8 MiB); steps beyond it are
-            // not timed rather than allocate during stepping.
+        self.reserve_timing(settings);
+        self.initialized = true;
+        Ok(())
+    }
+
+    /// Room for the step times up to `end` (at most [`MAX_TIMED_STEPS`]); steps beyond
+    /// it are not timed rather than allocate during stepping.
+    fn reserve_timing(&mut self, settings: &Settings) {
+        if settings.timing && self.step_times.capacity() == 0 {
             let n = (settings.end / settings.step)
                 .ceil()
                 .min(MAX_TIMED_STEPS as f64) as usize
                 + 16;
             self.step_times.reserve_exact(n);
         }
-        self.initialized = true;
-        Ok(())
     }
 
     /// Element scales at the accepted (`trial == false`) or trial configuration.
@@ -1619,6 +1623,7 @@ impl System {
             self.initialize(settings)
                 .map_err(|e| self.sim_error(SimErrorKind::Setup(e)))?;
         }
+        self.reserve_timing(settings);
         sink.header(&self.channels);
         self.outputs();
         sink.row(self.t, &self.row);
