@@ -219,6 +219,8 @@ struct Checker<'m> {
     params: Vec<(&'m ParamDecl, State<Ty>)>,
     inputs: Vec<(&'m ParamDecl, State<Ty>)>,
     fns: Vec<(&'m FnDecl, State<Ty>)>,
+    /// Per function: the first kink (abs/min/max/if) of its arguments in its body.
+    fn_kinks: HashMap<usize, &'static str>,
     splines: Vec<&'m SplineDecl>,
     instances: Vec<&'m Instance>,
     /// Kinks seen while checking the current statement.
@@ -241,6 +243,7 @@ pub(crate) fn check(
         params: Vec::new(),
         inputs: Vec::new(),
         fns: Vec::new(),
+        fn_kinks: HashMap::new(),
         splines: Vec::new(),
         instances: Vec::new(),
         kinks: Vec::new(),
@@ -562,15 +565,23 @@ impl<'m> Checker<'m> {
                 let d = duplicate(name, prev.span, "argument");
                 self.diags.push(d);
             }
+            // Arguments count as state-dependent here, so that kinks of the
+            // arguments are found; a call reports them when its arguments are.
             env.locals.push(Local {
                 name: name.name.clone(),
                 ty: t,
-                dep: false,
+                dep: true,
                 span: name.span,
                 kinks: Vec::new(),
             });
         }
+        // This may run in the middle of another statement: keep its kinks apart.
+        let outer = std::mem::take(&mut self.kinks);
         let v = self.expr(&decl.body, &env);
+        let inner = std::mem::replace(&mut self.kinks, outer);
+        if let Some((_, k)) = inner.first() {
+            self.fn_kinks.insert(i, k);
+        }
         let ty = match &decl.ret {
             Some(r) => {
                 let t = self.type_from_name(r);
@@ -1842,7 +1853,14 @@ impl<'m> Checker<'m> {
                         }
                     }
                     return match self.fn_type(i) {
-                        Some(t) => Val { ty: t, dep },
+                        Some(t) => {
+                            if dep {
+                                if let Some(k) = self.fn_kinks.get(&i) {
+                                    self.kinks.push((span, k));
+                                }
+                            }
+                            Val { ty: t, dep }
+                        }
                         None => {
                             self.diags.push(
                                 Diagnostic::error("E0212", format!("function `{n}` calls itself"))
