@@ -27,4 +27,5 @@ pub use error::{RuntimeError, SimError, SimErrorKind};
 pub use linear::LinearSolverKind;
 pub use model::{ElementInstance, Model, RuntimeInput};
 pub use settings::{ErrorWeights, Form, Newton, Settings};
+pub use system::linearize::{Linearization, Mode, ModeKind};
 pub use system::{MemorySink, ResultSink, RunStats, StepReport, System, TimingStats};

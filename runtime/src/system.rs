@@ -6,6 +6,8 @@
 
 use std::time::Instant;
 
+pub mod linearize;
+
 use crate::assembly::Pattern;
 use crate::error::{RuntimeError, SimError, SimErrorKind};
 use crate::linear::{make_solver, LinearSolver, LinearSolverKind};
