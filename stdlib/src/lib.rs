@@ -9,4 +9,5 @@ pub const FILES: &[(&str, &str)] = &[
     ("bodies.fd", include_str!("../bodies.fd")),
     ("joints.fd", include_str!("../joints.fd")),
     ("forces.fd", include_str!("../forces.fd")),
+    ("drivers.fd", include_str!("../drivers.fd")),
 ];

@@ -4,14 +4,24 @@
 
 use fdc_ir::{interp, Graph, Id, Op, Slot};
 
+/// Whether a value computed at build time may depend on time (then t = 0 is used).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Time {
+    /// `initial(e)`: the value at t = 0 by definition.
+    Initial,
+    /// A parameter value: a dependence on t would be silently frozen, so it is an error.
+    Forbidden,
+}
+
 /// Evaluates `nodes` with local configuration `q` (7 per body), velocities `v` (6 per
-/// body), parameters `p`, zero accelerations, multipliers, increments and t = 0.
+/// body), parameters `p`, zero accelerations, multipliers and increments.
 pub fn eval_nodes(
     g: &Graph,
     nodes: &[Id],
     q: &[f64],
     v: &[f64],
     p: &[f64],
+    time: Time,
 ) -> Result<Vec<f64>, String> {
     let n = g.len();
     let mut needed = vec![false; n];
@@ -52,6 +62,11 @@ pub fn eval_nodes(
                             slot.name()
                         )
                     })?,
+                    Slot::T if time == Time::Forbidden => {
+                        return Err("depends on the time `t`: only a field of a top-level \
+                                    instance may (it becomes part of that instance's equations)"
+                            .to_string())
+                    }
                     _ => 0.0,
                 }
             }

@@ -17,7 +17,7 @@ mod eval;
 mod expr;
 mod value;
 
-use eval::eval_nodes;
+use eval::{eval_nodes, Time};
 use expr::{Globals, Hidden, Lowerer, Target};
 use fdc_diff::{Coordinates, ElementBuilder, ElementFunctions, Role};
 use fdc_frontend::ast::{Expr, ExprKind, Field, Item, Kind, Module, Span, StmtKind, TypeDef};
@@ -332,7 +332,7 @@ impl<'a> Lowering<'a> {
                 return None;
             }
         };
-        match eval_nodes(&g, &ids, &[], &[], &[]) {
+        match eval_nodes(&g, &ids, &[], &[], &[], Time::Forbidden) {
             Ok(x) => Some(x),
             Err(msg) => {
                 self.err(e.span, msg);
@@ -342,7 +342,10 @@ impl<'a> Lowering<'a> {
     }
 
     /// Fields of an instance evaluated at model level: name → (value, input it copies).
-    fn model_fields(&mut self, fields: &[Field]) -> Vec<(String, Vec<f64>, Span, Option<usize>)> {
+    fn model_fields<'f>(
+        &mut self,
+        fields: impl IntoIterator<Item = &'f Field>,
+    ) -> Vec<(String, Vec<f64>, Span, Option<usize>)> {
         let mut out = Vec::new();
         for f in fields {
             let input = match &f.value.kind {
@@ -396,7 +399,7 @@ impl<'a> Lowering<'a> {
         });
         self.body_names.insert(inst.name.name.clone(), index);
         let key = (inst.ty.name.clone(), vec![]);
-        if !self.ensure_type(def, &key) {
+        if !self.ensure_type(def, &key, &[]) {
             return;
         }
         let Some(p) = self.params_of(&key, &[index], &fields, &inst.name.name, inst.span) else {
@@ -408,7 +411,7 @@ impl<'a> Lowering<'a> {
             .role(Role::Init)
             .map(|(f, _)| f.outputs.clone());
         let Some(init) = init else { return };
-        match eval_nodes(&self.graph, &init, &[], &[], &p) {
+        match eval_nodes(&self.graph, &init, &[], &[], &p, Time::Forbidden) {
             Ok(x) => {
                 self.bodies[index].q0 = x[..7].to_vec();
                 self.bodies[index].v0 = x[7..13].to_vec();
@@ -464,7 +467,7 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    fn top_instance(&mut self, inst: &fdc_frontend::ast::Instance) {
+    fn top_instance(&mut self, inst: &'a fdc_frontend::ast::Instance) {
         let Some(def) = self.typedef(&inst.ty.name, inst.ty.span) else {
             return;
         };
@@ -496,8 +499,23 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
-        let fields = self.model_fields(&inst.fields);
-        self.instantiate(def, &conns, &fields, &inst.name.name, inst.span);
+        let (timed, plain): (Vec<&'a Field>, Vec<&'a Field>) =
+            inst.fields.iter().partition(|f| mentions_time(&f.value));
+        let fields = self.model_fields(plain);
+        let timed: Vec<(String, &'a Expr)> = timed
+            .into_iter()
+            .map(|f| (f.name.name.clone(), &f.value))
+            .collect();
+        for (n, e) in &timed {
+            if !def
+                .body
+                .iter()
+                .any(|s| matches!(&s.kind, StmtKind::Param(d) if &d.name.name == n))
+            {
+                self.err(e.span, format!("`{}` has no field `{n}`", def.name.name));
+            }
+        }
+        self.instantiate(def, &conns, &fields, &timed, &inst.name.name, inst.span);
     }
 
     fn instantiate(
@@ -505,6 +523,7 @@ impl<'a> Lowering<'a> {
         def: &'a TypeDef,
         conns: &[Option<usize>],
         fields: &[(String, Vec<f64>, Span, Option<usize>)],
+        timed: &[(String, &'a Expr)],
         name: &str,
         span: Span,
     ) {
@@ -528,8 +547,14 @@ impl<'a> Lowering<'a> {
             return;
         }
         let mask: Vec<bool> = conns.iter().map(Option::is_none).collect();
-        let key = (def.name.name.clone(), mask);
-        if !self.ensure_type(def, &key) {
+        // Fields that depend on t make the type this instance's own.
+        let type_name = if timed.is_empty() {
+            def.name.name.clone()
+        } else {
+            format!("{}@{name}", def.name.name)
+        };
+        let key = (type_name, mask);
+        if !self.ensure_type(def, &key, timed) {
             return;
         }
         let bodies: Vec<usize> = conns.iter().flatten().copied().collect();
@@ -552,7 +577,7 @@ impl<'a> Lowering<'a> {
                 .collect();
             let mut sub_fields = Vec::new();
             for (fname, nodes, fspan) in &sub.fields {
-                match eval_nodes(&self.graph, nodes, &q, &v, &p) {
+                match eval_nodes(&self.graph, nodes, &q, &v, &p, Time::Forbidden) {
                     Ok(x) => sub_fields.push((fname.clone(), x, *fspan, None)),
                     Err(msg) => self.errors.push(LowerError {
                         span: Some(*fspan),
@@ -574,7 +599,7 @@ impl<'a> Lowering<'a> {
         }
         for (ty, c, f, n, s) in subs {
             if let Some(d) = self.typedef(&ty, s) {
-                self.instantiate(d, &c, &f, &n, s);
+                self.instantiate(d, &c, &f, &[], &n, s);
             }
         }
     }
@@ -656,7 +681,7 @@ impl<'a> Lowering<'a> {
                         Ok(x.clone())
                     }
                     None => match &s.default {
-                        Some(nodes) => eval_nodes(&self.graph, nodes, &q, &v, &p),
+                        Some(nodes) => eval_nodes(&self.graph, nodes, &q, &v, &p, Time::Forbidden),
                         None => {
                             errors.push(LowerError {
                                 span: Some(span),
@@ -669,7 +694,7 @@ impl<'a> Lowering<'a> {
                         }
                     },
                 },
-                Fill::Hidden(h) => eval_nodes(&self.graph, &h.nodes, &q, &v, &p),
+                Fill::Hidden(h) => eval_nodes(&self.graph, &h.nodes, &q, &v, &p, Time::Initial),
             };
             match value {
                 Ok(x) => p[offset..offset + x.len()].copy_from_slice(&x),
@@ -685,7 +710,12 @@ impl<'a> Lowering<'a> {
     }
 
     /// Lowers `def` for a ground pattern unless done already. False on errors.
-    fn ensure_type(&mut self, def: &'a TypeDef, key: &(String, Vec<bool>)) -> bool {
+    fn ensure_type(
+        &mut self,
+        def: &'a TypeDef,
+        key: &(String, Vec<bool>),
+        timed: &[(String, &'a Expr)],
+    ) -> bool {
         if self.cache.contains_key(key) {
             return true;
         }
@@ -693,7 +723,7 @@ impl<'a> Lowering<'a> {
         // builder needs up front; pass 2 builds for real. Lowering is cheap.
         let n_params = {
             let mut scratch = Graph::new();
-            match self.lower_type(def, &key.1, &mut scratch, 0, true) {
+            match self.lower_type(def, &key.1, timed, &mut scratch, 0, true) {
                 Ok(lt) => lt.n_params,
                 Err(e) => {
                     self.errors.extend(e);
@@ -702,7 +732,7 @@ impl<'a> Lowering<'a> {
             }
         };
         let mut graph = std::mem::take(&mut self.graph);
-        let r = self.lower_type(def, &key.1, &mut graph, n_params, false);
+        let r = self.lower_type(def, &key.1, timed, &mut graph, n_params, false);
         self.graph = graph;
         match r {
             Ok(lt) => {
@@ -720,6 +750,7 @@ impl<'a> Lowering<'a> {
         &mut self,
         def: &'a TypeDef,
         ground: &[bool],
+        timed: &[(String, &'a Expr)],
         graph: &mut Graph,
         n_params: usize,
         dry: bool,
@@ -771,6 +802,27 @@ impl<'a> Lowering<'a> {
         for stmt in &def.body {
             match &stmt.kind {
                 StmtKind::Param(decl) => {
+                    if let Some((_, field)) = timed.iter().find(|f| f.0 == decl.name.name) {
+                        // A field that depends on t is part of the equations: lowered in
+                        // the model's scope (globals only), no parameter slot.
+                        let saved = std::mem::take(&mut lw.scope);
+                        let v = lw.expr(field);
+                        lw.scope = saved;
+                        let want = decl.ty.as_ref().and_then(|t| size_of_type(&t.name));
+                        match v {
+                            Some(v) if want.is_none() || v.scalars().map(|s| s.len()) == want => {
+                                lw.scope.insert(decl.name.name.clone(), v);
+                            }
+                            Some(_) => {
+                                lw.error::<()>(
+                                    field.span,
+                                    format!("field `{}` has the wrong type", decl.name.name),
+                                );
+                            }
+                            None => {}
+                        }
+                        continue;
+                    }
                     let default = decl.default.as_ref().and_then(|d| lw.expr(d));
                     let size = match (&decl.ty, &default) {
                         (Some(t), _) => size_of_type(&t.name),
@@ -1194,5 +1246,20 @@ fn collect_bodies(e: &Expr, bodies: &HashMap<String, usize>, out: &mut Vec<usize
             args.iter().for_each(|i| collect_bodies(i, bodies, out));
         }
         ExprKind::Number(_) | ExprKind::Str(_) | ExprKind::Error => {}
+    }
+}
+
+/// Whether an expression mentions the time `t` (at top level `t` cannot be shadowed).
+fn mentions_time(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Name(n) => n == "t",
+        ExprKind::List(items) | ExprKind::Call(_, items) => items.iter().any(mentions_time),
+        ExprKind::Neg(a) | ExprKind::Member(a, _) => mentions_time(a),
+        ExprKind::Binary(_, a, b) | ExprKind::Compare(_, a, b) => {
+            mentions_time(a) || mentions_time(b)
+        }
+        ExprKind::If(c, a, b) => mentions_time(c) || mentions_time(a) || mentions_time(b),
+        ExprKind::Method(b, _, args) => mentions_time(b) || args.iter().any(mentions_time),
+        ExprKind::Number(_) | ExprKind::Str(_) | ExprKind::Error => false,
     }
 }
