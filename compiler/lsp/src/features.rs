@@ -1,0 +1,856 @@
+//! The answers: diagnostics, hover, definition, completion and document symbols, each a
+//! pure function of a [`Document`] and a byte offset.
+
+use crate::document::Document;
+use crate::lookup::{self, Decl, Scope, Target};
+use crate::position::LineIndex;
+use fdc_frontend::ast::{Expr, Item, Kind, Module, StmtKind};
+use fdc_frontend::{Severity, TypeInfo};
+use lsp_types::*;
+use std::collections::BTreeMap;
+
+/// The front end's builtin functions (name, signature, meaning). The front end keeps its
+/// table private; this copy only feeds hover and completion, never checking.
+pub const BUILTIN_FNS: &[(&str, &str, &str)] = &[
+    ("sin", "sin(x)", "sine"),
+    ("cos", "cos(x)", "cosine"),
+    ("tan", "tan(x)", "tangent"),
+    ("sqrt", "sqrt(x)", "square root"),
+    ("exp", "exp(x)", "exponential"),
+    ("log", "log(x)", "natural logarithm"),
+    ("tanh", "tanh(x)", "hyperbolic tangent"),
+    ("abs", "abs(x)", "absolute value (non-smooth at 0)"),
+    ("softplus", "softplus(x)", "smooth ramp log(1 + exp(x))"),
+    ("atan2", "atan2(y, x)", "angle of the point (x, y)"),
+    ("min", "min(a, b)", "smaller of two scalars (non-smooth)"),
+    ("max", "max(a, b)", "larger of two scalars (non-smooth)"),
+    (
+        "step",
+        "step(x, x0, h0, x1, h1)",
+        "smooth cubic step from h0 at x0 to h1 at x1",
+    ),
+    ("dot", "dot(a, b)", "dot product of two vec3"),
+    ("cross", "cross(a, b)", "cross product of two vec3"),
+    ("norm", "norm(v)", "Euclidean length of a vec3"),
+    ("unit", "unit(v)", "v divided by its length"),
+    ("skew", "skew(v)", "the mat3 S with S*w = cross(v, w)"),
+    ("transpose", "transpose(M)", "transpose of a mat3"),
+    ("diag", "diag(v)", "diagonal mat3 from a vec3"),
+    ("quat", "quat(w, x, y, z)", "a quaternion"),
+    (
+        "frame",
+        "frame(n)",
+        "an orthonormal frame (mat3) with n as its z axis",
+    ),
+    (
+        "rotation",
+        "rotation(q)",
+        "the rotation matrix of a quaternion",
+    ),
+    ("initial", "initial(e)", "the value of e at t = 0"),
+    ("rate", "rate(e)", "time derivative of e"),
+];
+
+const BUILTIN_VALUES: &[(&str, &str)] = &[
+    ("t", "scalar: simulation time"),
+    ("pi", "scalar: π"),
+    ("gravity", "vec3: the model's gravity vector"),
+    ("ground", "body: the fixed inertial frame"),
+    ("self", "the enclosing instance"),
+];
+
+const SIM_KEYS: &[&str] = &[
+    "end",
+    "step",
+    "output_every",
+    "alpha",
+    "adaptive",
+    "step_min",
+    "step_max",
+];
+
+const KINDS: &[Kind] = &[
+    Kind::Body,
+    Kind::Joint,
+    Kind::Force,
+    Kind::Driver,
+    Kind::Sensor,
+    Kind::Element,
+];
+
+/// The diagnostics of an analysis grouped by the URI of their file (the document
+/// always has an entry, empty when it is clean).
+pub fn diagnostics(doc: &Document) -> BTreeMap<Url, Vec<Diagnostic>> {
+    let mut out: BTreeMap<Url, Vec<Diagnostic>> = BTreeMap::new();
+    out.insert(doc.uri.clone(), Vec::new());
+    if doc.root < fdc_stdlib::FILES.len() {
+        return out;
+    }
+    let mut indexes: BTreeMap<usize, LineIndex> = BTreeMap::new();
+    for d in &doc.analysis.diagnostics {
+        // A problem with no place (an unreadable file) is shown at the top of the document.
+        let (file, start, end) = match &d.primary {
+            Some(l) => (l.span.file, l.span.start as usize, l.span.end as usize),
+            None => (doc.root, 0, 0),
+        };
+        let Some(uri) = doc.file_uri(file) else {
+            continue;
+        };
+        let text = doc.file_text(file);
+        let idx = indexes.entry(file).or_insert_with(|| LineIndex::new(text));
+        let mut message = d.message.clone();
+        if let Some(l) = &d.primary {
+            if !l.message.is_empty() && l.message != d.message {
+                message.push_str(&format!("\n{}", l.message));
+            }
+        }
+        for n in &d.notes {
+            message.push_str(&format!("\nnote: {n}"));
+        }
+        let related: Vec<DiagnosticRelatedInformation> = d
+            .secondary
+            .iter()
+            .filter_map(|l| {
+                Some(DiagnosticRelatedInformation {
+                    location: doc.location(l.span)?,
+                    message: l.message.clone(),
+                })
+            })
+            .collect();
+        out.entry(uri).or_default().push(Diagnostic {
+            range: idx.range(text, start, end),
+            severity: Some(match d.severity {
+                Severity::Error => DiagnosticSeverity::ERROR,
+                Severity::Warning => DiagnosticSeverity::WARNING,
+            }),
+            code: Some(NumberOrString::String(d.code.to_string())),
+            source: Some("fdc".into()),
+            message,
+            related_information: (!related.is_empty()).then_some(related),
+            ..Default::default()
+        });
+    }
+    out
+}
+
+fn root_module(doc: &Document) -> Option<&Module> {
+    doc.analysis.modules.get(doc.root)
+}
+
+fn snippet<'a>(doc: &'a Document, e: &Expr) -> &'a str {
+    doc.file_text(e.span.file).get(e.span.range()).unwrap_or("")
+}
+
+fn type_of(doc: &Document, e: &Expr) -> Option<String> {
+    doc.analysis.types.get(&e.span).map(|t| t.to_string())
+}
+
+/// `joint revolute(b1: body, b2: body = ground)`
+fn type_signature(doc: &Document, t: &TypeInfo) -> String {
+    let conns: Vec<String> = t
+        .connections
+        .iter()
+        .map(|c| match &c.default {
+            Some(d) => format!("{}: {} = {}", c.name.name, c.ty.name, snippet(doc, d)),
+            None => format!("{}: {}", c.name.name, c.ty.name),
+        })
+        .collect();
+    format!("{} {}({})", t.kind.keyword(), t.name, conns.join(", "))
+}
+
+fn type_markdown(doc: &Document, t: &TypeInfo) -> String {
+    let mut s = format!("```fd\n{}\n```\n", type_signature(doc, t));
+    if let Some(d) = &t.doc {
+        s.push_str(&format!("\n{}\n", d.trim()));
+    }
+    if !t.params.is_empty() {
+        s.push_str("\nFields:\n");
+        for p in &t.params {
+            s.push_str(&format!("- {}", param_line(doc, p)));
+            if let Some(d) = &p.doc {
+                s.push_str(&format!(" — {}", d.trim()));
+            }
+            s.push('\n');
+        }
+    }
+    if t.stdlib {
+        s.push_str("\n(standard library)\n");
+    }
+    s
+}
+
+/// `` `at`: vec3 (required) `` or `` `axis`: vec3 = [0, 0, 1] ``
+fn param_line(doc: &Document, p: &fdc_frontend::TypeParam) -> String {
+    match &p.default {
+        Some(d) => format!("`{}`: {} = `{}`", p.name, p.ty, param_default(doc, p, d)),
+        None => format!("`{}`: {} (required)", p.name, p.ty),
+    }
+}
+
+fn param_default<'a>(doc: &'a Document, _p: &fdc_frontend::TypeParam, d: &Expr) -> &'a str {
+    snippet(doc, d)
+}
+
+fn decl_markdown(doc: &Document, d: Decl<'_>) -> String {
+    let ty = |e: &Expr| type_of(doc, e).unwrap_or_else(|| "?".into());
+    let (head, docstr) = match d {
+        Decl::Param(p, input) => {
+            let word = if input { "input" } else { "param" };
+            let t =
+                p.ty.as_ref()
+                    .map(|t| t.name.clone())
+                    .or_else(|| p.default.as_ref().map(ty))
+                    .unwrap_or_else(|| "?".into());
+            let default = p
+                .default
+                .as_ref()
+                .map(|e| format!(" = {}", snippet(doc, e)))
+                .unwrap_or_default();
+            (
+                format!("{word} {}: {t}{default}", p.name.name),
+                p.doc.clone(),
+            )
+        }
+        Decl::Let(n, t, v) => (
+            format!(
+                "let {}: {}",
+                n.name,
+                t.map(|t| t.name.clone()).unwrap_or_else(|| ty(v))
+            ),
+            None,
+        ),
+        Decl::Conn(c) => (format!("connection {}: {}", c.name.name, c.ty.name), None),
+        Decl::FnArg(n, t) => (format!("argument {}: {}", n.name, t.name), None),
+        Decl::Fn(f) => {
+            let args: Vec<String> = f
+                .args
+                .iter()
+                .map(|(n, t)| format!("{}: {}", n.name, t.name))
+                .collect();
+            let ret = f
+                .ret
+                .as_ref()
+                .map(|r| r.name.clone())
+                .unwrap_or_else(|| ty(&f.body));
+            (
+                format!("fn {}({}): {ret}", f.name.name, args.join(", ")),
+                f.doc.clone(),
+            )
+        }
+        Decl::Spline(s) => (
+            format!("spline {} ({})", s.name.name, s.method.name),
+            s.doc.clone(),
+        ),
+        Decl::Instance(i) => {
+            if let Some(t) = doc.analysis.model.types.get(&i.ty.name) {
+                let mut s = format!(
+                    "```fd\n{} {}: {}\n```\n\n",
+                    i.kind.keyword(),
+                    i.name.name,
+                    i.ty.name
+                );
+                s.push_str(&type_markdown(doc, t));
+                return s;
+            }
+            (
+                format!("{} {}: {}", i.kind.keyword(), i.name.name, i.ty.name),
+                i.doc.clone(),
+            )
+        }
+        Decl::State(n, v) => (format!("state {}: {}", n.name, ty(v)), None),
+        Decl::Coord(c) => (format!("coordinate {}: {}", c.name.name, c.ty.name), None),
+        Decl::Type(t) => match doc.analysis.model.types.get(&t.name.name) {
+            Some(info) => return type_markdown(doc, info),
+            None => (
+                format!("{} {}", t.kind.keyword(), t.name.name),
+                t.doc.clone(),
+            ),
+        },
+        Decl::Output(n, v) => (format!("output {}: {}", n.name, ty(v)), None),
+    };
+    let mut s = format!("```fd\n{head}\n```\n");
+    if let Some(d) = docstr {
+        s.push_str(&format!("\n{}\n", d.trim()));
+    }
+    s
+}
+
+/// The element type named by an instance (in the document or in a nested instance).
+fn instance_type<'a>(doc: &'a Document, name: &str) -> Option<&'a TypeInfo> {
+    doc.analysis.model.types.get(name)
+}
+
+pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
+    let module = root_module(doc)?;
+    let target = lookup::target_at(module, offset)?;
+    let (value, span) = match target {
+        Target::Expr(e, scope) => {
+            let ty = type_of(doc, e);
+            let text = match &e.kind {
+                fdc_frontend::ast::ExprKind::Name(n) => {
+                    match lookup::resolve(&doc.analysis.modules, n, scope, offset) {
+                        Some(d) => {
+                            let mut s = format!("`{n}`: {}\n\n", ty.unwrap_or_else(|| "?".into()));
+                            s.push_str(&decl_markdown(doc, d));
+                            s
+                        }
+                        None => match BUILTIN_VALUES.iter().find(|(b, _)| b == n) {
+                            Some((_, what)) => format!("`{n}`: {what}"),
+                            None => format!("`{n}`: {}", ty?),
+                        },
+                    }
+                }
+                _ => format!("```fd\n{}\n```\ntype: {}", snippet(doc, e), ty?),
+            };
+            (text, e.span)
+        }
+        Target::CallName(name, call) => {
+            let ty = type_of(doc, call).unwrap_or_else(|| "?".into());
+            let text = if let Some(Decl::Fn(f)) = lookup::top_decls(&doc.analysis.modules)
+                .find(|d| matches!(d, Decl::Fn(f) if f.name.name == name.name))
+            {
+                decl_markdown(doc, Decl::Fn(f))
+            } else if let Some((_, sig, what)) =
+                BUILTIN_FNS.iter().find(|(b, _, _)| *b == name.name)
+            {
+                format!("```fd\n{sig}\n```\nbuiltin: {what}\n\nresult: {ty}")
+            } else {
+                format!("`{}`: {ty}", name.name)
+            };
+            (text, name.span)
+        }
+        Target::Member(name, e) => (format!("`{}`: {}", name.name, type_of(doc, e)?), name.span),
+        Target::TypeName(ident) => (
+            type_markdown(doc, instance_type(doc, &ident.name)?),
+            ident.span,
+        ),
+        Target::FieldName(ident, inst) => {
+            let t = instance_type(doc, &inst.ty.name)?;
+            let p = t.param(&ident.name)?;
+            let mut s = format!("{}\n\nfield of `{}`", param_line(doc, p), t.name);
+            if let Some(d) = &p.doc {
+                s.push_str(&format!("\n\n{}", d.trim()));
+            }
+            (s, ident.span)
+        }
+        Target::Decl(d) => (decl_markdown(doc, d), d.ident().span),
+    };
+    let text = doc.file_text(span.file);
+    Some(Hover {
+        contents: HoverContents::Markup(MarkupContent {
+            kind: MarkupKind::Markdown,
+            value,
+        }),
+        range: Some(LineIndex::new(text).range(text, span.start as usize, span.end as usize)),
+    })
+}
+
+pub fn definition(doc: &Document, offset: usize) -> Option<Location> {
+    let module = root_module(doc)?;
+    let span = match lookup::target_at(module, offset)? {
+        Target::Expr(e, scope) => match &e.kind {
+            fdc_frontend::ast::ExprKind::Name(n) => {
+                lookup::resolve(&doc.analysis.modules, n, scope, offset)?
+                    .ident()
+                    .span
+            }
+            _ => return None,
+        },
+        Target::CallName(name, _) => {
+            lookup::top_decls(&doc.analysis.modules)
+                .find(|d| matches!(d, Decl::Fn(f) if f.name.name == name.name))?
+                .ident()
+                .span
+        }
+        Target::Member(..) => return None,
+        Target::TypeName(ident) => instance_type(doc, &ident.name)?.name_span,
+        Target::FieldName(ident, inst) => {
+            instance_type(doc, &inst.ty.name)?.param(&ident.name)?.span
+        }
+        Target::Decl(d) => d.ident().span,
+    };
+    doc.location(span)
+}
+
+/// What the cursor is in, found from the text (which is often half-typed).
+#[derive(Debug, PartialEq)]
+enum Context {
+    /// After `KIND NAME:`: element types of that kind.
+    TypeOf(Kind),
+    /// After `param x:`, `let x:`, in function signatures: value types.
+    ValueType,
+    /// Inside an instance's braces where a field name goes.
+    Fields(String),
+    /// Inside `simulate { }` where a setting name goes.
+    Settings,
+    /// In the connection list of an instance, or after `on`: bodies.
+    Bodies,
+    /// Anywhere a value goes.
+    Expr,
+    /// Where an item or statement starts.
+    Statement,
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The text of `before` after the last `;`, `{` or `}` (the statement being written).
+fn statement_tail(before: &str) -> &str {
+    let cut = before.rfind([';', '{', '}']).map(|i| i + 1).unwrap_or(0);
+    &before[cut..]
+}
+
+/// Open brackets before the cursor, skipping strings and `//` comments.
+fn open_brackets(before: &str) -> Vec<(char, usize)> {
+    let mut stack = Vec::new();
+    let mut chars = before.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '/' if chars.peek().map(|p| p.1) == Some('/') => {
+                for (_, c) in chars.by_ref() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+            }
+            '"' => {
+                for (_, c) in chars.by_ref() {
+                    if c == '"' || c == '\n' {
+                        break;
+                    }
+                }
+            }
+            '(' | '[' | '{' => stack.push((c, i)),
+            ')' | ']' | '}' => {
+                stack.pop();
+            }
+            _ => {}
+        }
+    }
+    stack
+}
+
+/// `KIND NAME : TYPE` at the end of `header` (what precedes an instance's `(` or `{`).
+fn instance_header(header: &str) -> Option<(Kind, String)> {
+    let head = statement_tail(header);
+    let head = head.split("//").next().unwrap_or(head);
+    let (left, ty) = head.split_once(':')?;
+    let mut words = left.split_whitespace();
+    let kw = words.next()?;
+    let kind = *KINDS.iter().find(|k| k.keyword() == kw)?;
+    let ty = ty.split('(').next()?.trim();
+    (words.next().is_some() && !ty.is_empty() && ty.chars().all(is_ident))
+        .then(|| (kind, ty.to_string()))
+}
+
+fn context(before: &str) -> Context {
+    let word_start = before.trim_end_matches(is_ident).len();
+    let prefix = &before[..word_start];
+    let line = &prefix[prefix.rfind('\n').map(|i| i + 1).unwrap_or(0)..];
+    let stmt = statement_tail(prefix);
+    let trimmed = prefix.trim_end();
+    if trimmed.ends_with(':') {
+        let head: Vec<&str> = line
+            .trim_end()
+            .trim_end_matches(':')
+            .split_whitespace()
+            .collect();
+        if let [kw, _name] = head.as_slice() {
+            if let Some(k) = KINDS.iter().find(|k| k.keyword() == *kw) {
+                return Context::TypeOf(*k);
+            }
+            if ["param", "input", "let"].contains(kw) {
+                return Context::ValueType;
+            }
+        }
+        if head.first() == Some(&"fn") || head.len() == 1 {
+            return Context::ValueType;
+        }
+    }
+    if trimmed.ends_with(" on") || trimmed.ends_with("\ton") {
+        return Context::Bodies;
+    }
+    match open_brackets(prefix).last() {
+        Some(&('(', at)) => {
+            let header = &prefix[..at];
+            // `revolute(` opens the connections; `revolute(a, f(` a call inside them.
+            if instance_header(header).is_some() && !statement_tail(header).contains('(') {
+                Context::Bodies
+            } else {
+                Context::Expr
+            }
+        }
+        Some(&('[', _)) => Context::Expr,
+        Some(&('{', at)) => {
+            let header = &prefix[..at];
+            if stmt.contains('=') {
+                Context::Expr
+            } else if statement_tail(header).trim_start().starts_with("simulate") {
+                Context::Settings
+            } else if let Some((_, ty)) = instance_header(header) {
+                Context::Fields(ty)
+            } else {
+                Context::Statement
+            }
+        }
+        _ => {
+            if stmt.contains('=') || stmt.trim_start().starts_with("gravity") {
+                Context::Expr
+            } else {
+                Context::Statement
+            }
+        }
+    }
+}
+
+fn item(
+    label: &str,
+    kind: CompletionItemKind,
+    detail: String,
+    doc: Option<String>,
+) -> CompletionItem {
+    CompletionItem {
+        label: label.to_string(),
+        kind: Some(kind),
+        detail: Some(detail),
+        documentation: doc.map(|d| {
+            Documentation::MarkupContent(MarkupContent {
+                kind: MarkupKind::Markdown,
+                value: d.trim().to_string(),
+            })
+        }),
+        ..Default::default()
+    }
+}
+
+fn body_names(doc: &Document, scope: Scope<'_>, out: &mut Vec<CompletionItem>) {
+    out.push(item(
+        "ground",
+        CompletionItemKind::CONSTANT,
+        "body".into(),
+        Some("The fixed inertial frame.".into()),
+    ));
+    for i in &doc.analysis.model.instances {
+        if i.kind == Kind::Body {
+            out.push(item(
+                &i.name,
+                CompletionItemKind::VARIABLE,
+                format!("body: {}", i.type_name),
+                None,
+            ));
+        }
+    }
+    if let Some(t) = scope.typedef {
+        for c in t.connections.iter().filter(|c| c.ty.name == "body") {
+            out.push(item(
+                &c.name.name,
+                CompletionItemKind::VARIABLE,
+                "body (connection)".into(),
+                None,
+            ));
+        }
+    }
+}
+
+fn value_names(doc: &Document, scope: Scope<'_>, offset: usize, out: &mut Vec<CompletionItem>) {
+    let m = &doc.analysis.model;
+    for p in &m.params {
+        let d = decl_markdown(doc, Decl::Param(p, false));
+        out.push(item(
+            &p.name.name,
+            CompletionItemKind::CONSTANT,
+            "param".into(),
+            Some(d),
+        ));
+    }
+    for p in &m.inputs {
+        out.push(item(
+            &p.name.name,
+            CompletionItemKind::VARIABLE,
+            "input".into(),
+            p.doc.clone(),
+        ));
+    }
+    for f in &m.functions {
+        let d = decl_markdown(doc, Decl::Fn(f));
+        out.push(item(
+            &f.name.name,
+            CompletionItemKind::FUNCTION,
+            "fn".into(),
+            Some(d),
+        ));
+    }
+    for s in &m.splines {
+        out.push(item(
+            &s.name.name,
+            CompletionItemKind::FUNCTION,
+            format!("spline ({})", s.method.name),
+            s.doc.clone(),
+        ));
+    }
+    for (name, sig, what) in BUILTIN_FNS {
+        out.push(item(
+            name,
+            CompletionItemKind::FUNCTION,
+            sig.to_string(),
+            Some(what.to_string()),
+        ));
+    }
+    for (name, what) in BUILTIN_VALUES {
+        out.push(item(
+            name,
+            CompletionItemKind::CONSTANT,
+            what.to_string(),
+            None,
+        ));
+    }
+    for i in &m.instances {
+        out.push(item(
+            &i.name,
+            CompletionItemKind::VARIABLE,
+            format!("{}: {}", i.kind.keyword(), i.type_name),
+            None,
+        ));
+    }
+    if let Some(f) = scope.func {
+        for (n, t) in &f.args {
+            out.push(item(
+                &n.name,
+                CompletionItemKind::VARIABLE,
+                t.name.clone(),
+                None,
+            ));
+        }
+    }
+    if let Some(t) = scope.typedef {
+        for c in &t.connections {
+            out.push(item(
+                &c.name.name,
+                CompletionItemKind::VARIABLE,
+                c.ty.name.clone(),
+                None,
+            ));
+        }
+        for st in t.body.iter().filter(|st| (st.span.start as usize) < offset) {
+            for d in lookup::stmt_decls(st) {
+                let text = decl_markdown(doc, d);
+                out.push(item(
+                    &d.ident().name,
+                    CompletionItemKind::VARIABLE,
+                    String::new(),
+                    Some(text),
+                ));
+            }
+        }
+    }
+}
+
+pub fn completion(doc: &Document, offset: usize) -> Vec<CompletionItem> {
+    let mut offset = offset.min(doc.text.len());
+    while !doc.text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &doc.text[..offset];
+    let scope = Scope {
+        func: None,
+        typedef: root_module(doc).and_then(|m| lookup::typedef_at(m, offset)),
+    };
+    let mut out = Vec::new();
+    match context(before) {
+        Context::TypeOf(kind) => {
+            for t in doc.analysis.model.types.values().filter(|t| t.kind == kind) {
+                out.push(item(
+                    &t.name,
+                    CompletionItemKind::CLASS,
+                    type_signature(doc, t),
+                    Some(type_markdown(doc, t)),
+                ));
+            }
+        }
+        Context::ValueType => {
+            for t in ["scalar", "vec3", "mat3", "quat", "body"] {
+                out.push(item(
+                    t,
+                    CompletionItemKind::TYPE_PARAMETER,
+                    "type".into(),
+                    None,
+                ));
+            }
+        }
+        Context::Fields(ty) => {
+            if let Some(t) = instance_type(doc, &ty) {
+                for p in &t.params {
+                    let detail = match &p.default {
+                        Some(d) => format!("{} = {}", p.ty, snippet(doc, d)),
+                        None => format!("{} (required)", p.ty),
+                    };
+                    let mut c = item(&p.name, CompletionItemKind::FIELD, detail, p.doc.clone());
+                    c.insert_text = Some(format!("{} = ", p.name));
+                    out.push(c);
+                }
+            }
+        }
+        Context::Settings => {
+            for k in SIM_KEYS {
+                out.push(item(
+                    k,
+                    CompletionItemKind::PROPERTY,
+                    "simulate setting".into(),
+                    None,
+                ));
+            }
+        }
+        Context::Bodies => body_names(doc, scope, &mut out),
+        Context::Expr => value_names(doc, scope, offset, &mut out),
+        Context::Statement => {
+            let words: &[&str] = if scope.typedef.is_some() {
+                &[
+                    "param",
+                    "let",
+                    "constrain",
+                    "apply",
+                    "state",
+                    "output",
+                    "coordinates",
+                    "kinetic",
+                    "potential",
+                    "body",
+                    "joint",
+                    "force",
+                    "driver",
+                    "sensor",
+                ]
+            } else {
+                &[
+                    "use", "param", "input", "fn", "gravity", "output", "simulate", "spline",
+                    "body", "joint", "force", "driver", "sensor", "element",
+                ]
+            };
+            for w in words {
+                out.push(item(w, CompletionItemKind::KEYWORD, "keyword".into(), None));
+            }
+        }
+    }
+    out
+}
+
+#[allow(deprecated)] // `DocumentSymbol::deprecated` must still be written.
+fn symbol(
+    name: &str,
+    detail: String,
+    kind: SymbolKind,
+    range: Range,
+    sel: Range,
+    children: Vec<DocumentSymbol>,
+) -> DocumentSymbol {
+    DocumentSymbol {
+        name: name.to_string(),
+        detail: Some(detail),
+        kind,
+        tags: None,
+        deprecated: None,
+        range,
+        selection_range: sel,
+        children: (!children.is_empty()).then_some(children),
+    }
+}
+
+fn kind_symbol(k: Kind) -> SymbolKind {
+    match k {
+        Kind::Body => SymbolKind::OBJECT,
+        Kind::Joint => SymbolKind::INTERFACE,
+        Kind::Force => SymbolKind::EVENT,
+        Kind::Driver | Kind::Sensor | Kind::Element => SymbolKind::STRUCT,
+    }
+}
+
+/// The outline: instances (bodies, joints, forces, ...), params, inputs, functions and
+/// element types with their params and nested instances.
+pub fn symbols(doc: &Document) -> Vec<DocumentSymbol> {
+    let Some(module) = root_module(doc) else {
+        return Vec::new();
+    };
+    let text = doc.file_text(doc.root);
+    let idx = LineIndex::new(text);
+    let r = |s: fdc_frontend::ast::Span| idx.range(text, s.start as usize, s.end as usize);
+    let mut out = Vec::new();
+    for it in &module.items {
+        match it {
+            Item::Instance(i) => out.push(symbol(
+                &i.name.name,
+                format!("{}: {}", i.kind.keyword(), i.ty.name),
+                kind_symbol(i.kind),
+                r(i.span),
+                r(i.name.span),
+                Vec::new(),
+            )),
+            Item::Param(p) | Item::Input(p) => {
+                let word = if matches!(it, Item::Param(_)) {
+                    "param"
+                } else {
+                    "input"
+                };
+                out.push(symbol(
+                    &p.name.name,
+                    word.into(),
+                    SymbolKind::CONSTANT,
+                    r(p.span),
+                    r(p.name.span),
+                    Vec::new(),
+                ))
+            }
+            Item::Fn(f) => out.push(symbol(
+                &f.name.name,
+                "fn".into(),
+                SymbolKind::FUNCTION,
+                r(f.span),
+                r(f.name.span),
+                Vec::new(),
+            )),
+            Item::Spline(s) => out.push(symbol(
+                &s.name.name,
+                "spline".into(),
+                SymbolKind::FUNCTION,
+                r(s.span),
+                r(s.name.span),
+                Vec::new(),
+            )),
+            Item::TypeDef(t) => {
+                let children = t
+                    .body
+                    .iter()
+                    .filter_map(|st| match &st.kind {
+                        StmtKind::Param(p) => Some(symbol(
+                            &p.name.name,
+                            "param".into(),
+                            SymbolKind::FIELD,
+                            r(p.span),
+                            r(p.name.span),
+                            Vec::new(),
+                        )),
+                        StmtKind::Instance(i) => Some(symbol(
+                            &i.name.name,
+                            format!("{}: {}", i.kind.keyword(), i.ty.name),
+                            kind_symbol(i.kind),
+                            r(i.span),
+                            r(i.name.span),
+                            Vec::new(),
+                        )),
+                        _ => None,
+                    })
+                    .collect();
+                out.push(symbol(
+                    &t.name.name,
+                    format!("{} type", t.kind.keyword()),
+                    SymbolKind::CLASS,
+                    r(t.span),
+                    r(t.name.span),
+                    children,
+                ));
+            }
+            _ => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,247 @@
+//! The fd language server (`fdc lsp`): diagnostics, hover, go-to-definition, completion
+//! and document symbols over the Language Server Protocol on stdio.
+//!
+//! Knows the front end's public API (`fdc_frontend`: analysis, AST, diagnostics) and
+//! the stdlib's embedded sources; every answer comes from one [`fdc_frontend::Analysis`]
+//! per open document, so the editor shows exactly what `fdc check` prints. Must not
+//! know anything numeric (IR, backend, runtime) and never panics on broken text:
+//! a handler that fails answers with an error and the server goes on.
+//!
+//! Positions: the front end speaks byte offsets, LSP speaks UTF-16 code units per line;
+//! [`position::LineIndex`] converts.
+
+mod document;
+mod features;
+mod lookup;
+pub mod position;
+
+pub use document::stdlib_dir;
+
+use document::Document;
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
+use lsp_types::notification::{
+    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _,
+    PublishDiagnostics,
+};
+use lsp_types::request::{
+    Completion, DocumentSymbolRequest, GotoDefinition, HoverRequest, Request as _,
+};
+use lsp_types::*;
+use std::collections::{BTreeSet, HashMap};
+use std::process::ExitCode;
+
+/// What the server announces in its `initialize` answer.
+pub fn capabilities() -> ServerCapabilities {
+    ServerCapabilities {
+        text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        definition_provider: Some(OneOf::Left(true)),
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some(vec![":".into(), "(".into(), "{".into(), " ".into()]),
+            ..Default::default()
+        }),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        position_encoding: Some(PositionEncodingKind::UTF16),
+        ..Default::default()
+    }
+}
+
+/// The state of the server: the open documents. Feed it messages with [`Server::handle`].
+#[derive(Default)]
+pub struct Server {
+    docs: HashMap<Url, Document>,
+    /// For each open document, the other files (`use`d) it last published diagnostics
+    /// for, so that fixed ones are cleared.
+    published: HashMap<Url, BTreeSet<Url>>,
+}
+
+impl Server {
+    pub fn new() -> Server {
+        Server::default()
+    }
+
+    /// Handles one request or notification (after `initialize`) and returns the
+    /// messages to send back. A handler that panics becomes an error response.
+    pub fn handle(&mut self, msg: Message) -> Vec<Message> {
+        let id = match &msg {
+            Message::Request(r) => Some(r.id.clone()),
+            _ => None,
+        };
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.dispatch(msg))) {
+            Ok(out) => out,
+            Err(_) => match id {
+                Some(id) => vec![Message::Response(Response::new_err(
+                    id,
+                    ErrorCode::InternalError as i32,
+                    "internal error in fdc lsp (this is a bug)".into(),
+                ))],
+                None => Vec::new(),
+            },
+        }
+    }
+
+    fn dispatch(&mut self, msg: Message) -> Vec<Message> {
+        match msg {
+            Message::Request(r) => vec![Message::Response(self.request(r))],
+            Message::Notification(n) => self.notification(n),
+            Message::Response(_) => Vec::new(),
+        }
+    }
+
+    fn notification(&mut self, n: Notification) -> Vec<Message> {
+        match n.method.as_str() {
+            DidOpenTextDocument::METHOD => {
+                let Ok(p) = serde_json::from_value::<DidOpenTextDocumentParams>(n.params) else {
+                    return Vec::new();
+                };
+                self.update(p.text_document.uri, p.text_document.text)
+            }
+            DidChangeTextDocument::METHOD => {
+                let Ok(p) = serde_json::from_value::<DidChangeTextDocumentParams>(n.params) else {
+                    return Vec::new();
+                };
+                // Full sync: the last change holds the whole text.
+                match p.content_changes.into_iter().last() {
+                    Some(c) => self.update(p.text_document.uri, c.text),
+                    None => Vec::new(),
+                }
+            }
+            DidCloseTextDocument::METHOD => {
+                let Ok(p) = serde_json::from_value::<DidCloseTextDocumentParams>(n.params) else {
+                    return Vec::new();
+                };
+                let uri = p.text_document.uri;
+                self.docs.remove(&uri);
+                let mut out = vec![publish(uri.clone(), Vec::new())];
+                for other in self.published.remove(&uri).unwrap_or_default() {
+                    out.push(publish(other, Vec::new()));
+                }
+                out
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Re-analyzes a document and publishes its diagnostics (and those of its `use`d files).
+    fn update(&mut self, uri: Url, text: String) -> Vec<Message> {
+        let doc = Document::new(uri.clone(), text);
+        let groups = features::diagnostics(&doc);
+        self.docs.insert(uri.clone(), doc);
+        let now: BTreeSet<Url> = groups.keys().filter(|u| **u != uri).cloned().collect();
+        let before = self
+            .published
+            .insert(uri.clone(), now.clone())
+            .unwrap_or_default();
+        let mut out: Vec<Message> = groups.into_iter().map(|(u, d)| publish(u, d)).collect();
+        out.extend(
+            before
+                .difference(&now)
+                .map(|u| publish(u.clone(), Vec::new())),
+        );
+        out
+    }
+
+    fn doc_offset(&self, p: &TextDocumentPositionParams) -> Option<(&Document, usize)> {
+        let doc = self.docs.get(&p.text_document.uri)?;
+        let off = position::LineIndex::new(&doc.text).offset(&doc.text, p.position);
+        Some((doc, off))
+    }
+
+    fn request(&mut self, r: Request) -> Response {
+        let id = r.id.clone();
+        let result = match r.method.as_str() {
+            HoverRequest::METHOD => parse::<HoverParams>(r).map(|p| {
+                let h = self
+                    .doc_offset(&p.text_document_position_params)
+                    .and_then(|(d, o)| features::hover(d, o));
+                serde_json::to_value(h)
+            }),
+            GotoDefinition::METHOD => parse::<GotoDefinitionParams>(r).map(|p| {
+                let l = self
+                    .doc_offset(&p.text_document_position_params)
+                    .and_then(|(d, o)| features::definition(d, o))
+                    .map(GotoDefinitionResponse::Scalar);
+                serde_json::to_value(l)
+            }),
+            Completion::METHOD => parse::<CompletionParams>(r).map(|p| {
+                let items = self
+                    .doc_offset(&p.text_document_position)
+                    .map(|(d, o)| features::completion(d, o))
+                    .unwrap_or_default();
+                serde_json::to_value(CompletionResponse::Array(items))
+            }),
+            DocumentSymbolRequest::METHOD => parse::<DocumentSymbolParams>(r).map(|p| {
+                let s = self.docs.get(&p.text_document.uri).map(features::symbols);
+                serde_json::to_value(s.map(DocumentSymbolResponse::Nested))
+            }),
+            other => {
+                return Response::new_err(
+                    id,
+                    ErrorCode::MethodNotFound as i32,
+                    format!("fdc lsp does not answer `{other}`"),
+                )
+            }
+        };
+        match result {
+            Ok(Ok(v)) => Response::new_ok(id, v),
+            Ok(Err(e)) | Err(e) => {
+                Response::new_err(id, ErrorCode::InvalidParams as i32, e.to_string())
+            }
+        }
+    }
+}
+
+fn parse<P: serde::de::DeserializeOwned>(r: Request) -> Result<P, serde_json::Error> {
+    serde_json::from_value(r.params)
+}
+
+fn publish(uri: Url, diagnostics: Vec<Diagnostic>) -> Message {
+    let params = PublishDiagnosticsParams {
+        uri,
+        diagnostics,
+        version: None,
+    };
+    Message::Notification(Notification::new(PublishDiagnostics::METHOD.into(), params))
+}
+
+/// Runs the server on stdin/stdout until the client says `exit`.
+pub fn run_stdio() -> ExitCode {
+    let (connection, io_threads) = Connection::stdio();
+    let caps = match serde_json::to_value(capabilities()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("fdc lsp: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(e) = connection.initialize(caps) {
+        eprintln!("fdc lsp: initialize failed: {e}");
+        return ExitCode::from(1);
+    }
+    let mut server = Server::new();
+    for msg in &connection.receiver {
+        if let Message::Request(r) = &msg {
+            match connection.handle_shutdown(r) {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) => {
+                    eprintln!("fdc lsp: {e}");
+                    break;
+                }
+            }
+        }
+        for out in server.handle(msg) {
+            if connection.sender.send(out).is_err() {
+                return ExitCode::from(1);
+            }
+        }
+    }
+    drop(connection);
+    match io_threads.join() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fdc lsp: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

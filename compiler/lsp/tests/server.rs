@@ -1,0 +1,181 @@
+//! The server in process (`Server::handle`, what `fdc lsp` feeds from stdio): files
+//! brought in with `use`, diagnostics cleared when fixed, and no panic or error on any
+//! prefix of a real model.
+
+use fdc_lsp::Server;
+use lsp_server::{Message, Notification, Request, RequestId};
+use serde_json::{json, Value};
+
+fn open(s: &mut Server, uri: &str, text: &str) -> Vec<(String, Value)> {
+    let out = s.handle(Message::Notification(Notification::new(
+        "textDocument/didOpen".into(),
+        json!({"textDocument": {"uri": uri, "languageId": "fd", "version": 1, "text": text}}),
+    )));
+    out.into_iter()
+        .map(|m| match m {
+            Message::Notification(n) => {
+                assert_eq!(n.method, "textDocument/publishDiagnostics");
+                (
+                    n.params["uri"].as_str().unwrap().to_string(),
+                    n.params["diagnostics"].clone(),
+                )
+            }
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect()
+}
+
+fn request(s: &mut Server, method: &str, params: Value) -> Value {
+    let out = s.handle(Message::Request(Request::new(
+        RequestId::from(7),
+        method.into(),
+        params,
+    )));
+    assert_eq!(out.len(), 1);
+    match &out[0] {
+        Message::Response(r) => {
+            assert!(r.error.is_none(), "{method}: {:?}", r.error);
+            r.result.clone().unwrap_or(Value::Null)
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn at(uri: &str, line: u32, character: u32) -> Value {
+    json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}})
+}
+
+fn temp_dir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("fdc-lsp-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn used_files_are_read_relative_to_the_document() {
+    let dir = temp_dir("use");
+    // The used file has an error of its own and defines `k`.
+    std::fs::write(dir.join("lib.fd"), "param k = 2.0;\nparam bad = nope;\n").unwrap();
+    let main = dir.join("main.fd");
+    let uri = format!("file://{}", main.display());
+    let lib_uri = format!("file://{}", dir.join("lib.fd").display());
+    let text = "use \"lib.fd\";\nparam m = k * 3;\n";
+    let mut s = Server::new();
+    let published = open(&mut s, &uri, text);
+    let mine = published
+        .iter()
+        .find(|(u, _)| *u == uri)
+        .expect("the document");
+    assert_eq!(mine.1, json!([]));
+    let theirs = published
+        .iter()
+        .find(|(u, _)| *u == lib_uri)
+        .expect("the used file");
+    assert_eq!(theirs.1[0]["code"], "E0201");
+    assert_eq!(
+        theirs.1[0]["range"],
+        json!({"start": {"line": 1, "character": 12}, "end": {"line": 1, "character": 16}})
+    );
+    // `k` is defined in lib.fd.
+    let d = request(&mut s, "textDocument/definition", at(&uri, 1, 10));
+    assert_eq!(d["uri"], json!(lib_uri));
+    assert_eq!(d["range"]["start"], json!({"line": 0, "character": 6}));
+    // Removing the `use` clears the used file's diagnostics (and k is now unknown).
+    let published = open(&mut s, &uri, "param m = k * 3;\n");
+    let theirs = published
+        .iter()
+        .find(|(u, _)| *u == lib_uri)
+        .expect("cleared");
+    assert_eq!(theirs.1, json!([]));
+    let mine = published.iter().find(|(u, _)| *u == uri).unwrap();
+    assert_eq!(mine.1[0]["code"], "E0201");
+}
+
+#[test]
+fn opened_stdlib_file_is_not_a_model() {
+    let dir = fdc_lsp::stdlib_dir().expect("the stdlib copy is written");
+    let path = dir.join("joints.fd");
+    let uri = format!("file://{}", path.display());
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut s = Server::new();
+    // Analyzed as a model it would define every stdlib type twice (E0202).
+    let published = open(&mut s, &uri, &text);
+    assert_eq!(published, vec![(uri.clone(), json!([]))]);
+    // Go to definition inside it: `transfix_bb` used by `fixed`.
+    let off = text
+        .find("transfix_bb(b1, b2) { at = at; n = K.x; }")
+        .unwrap();
+    let line = text[..off].matches('\n').count() as u32;
+    let col = (off - text[..off].rfind('\n').unwrap() - 1) as u32;
+    let d = request(&mut s, "textDocument/definition", at(&uri, line, col + 2));
+    let def = text.find("joint transfix_bb(").unwrap() + 6;
+    let def_line = text[..def].matches('\n').count() as u32;
+    assert_eq!(d["uri"], json!(uri));
+    assert_eq!(d["range"]["start"]["line"], json!(def_line));
+}
+
+/// Every prefix of a real model (what a user has typed so far) and every request at
+/// several places: answers, never a panic or an error response.
+#[test]
+fn every_prefix_of_an_example_is_answered() {
+    let root =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/double_pendulum.fd");
+    let text = std::fs::read_to_string(root).unwrap();
+    let uri = "untitled:typing.fd";
+    let mut s = Server::new();
+    let bounds: Vec<usize> = (0..=text.len())
+        .filter(|&i| text.is_char_boundary(i))
+        .step_by(7)
+        .collect();
+    for &end in &bounds {
+        let prefix = &text[..end];
+        let published = open(&mut s, uri, prefix);
+        assert_eq!(published[0].0, uri);
+        let lines = prefix.lines().count() as u32;
+        for line in [0, lines / 2, lines.saturating_sub(1), lines] {
+            for col in [0, 5, 12, 200] {
+                for m in [
+                    "textDocument/hover",
+                    "textDocument/definition",
+                    "textDocument/completion",
+                ] {
+                    request(&mut s, m, at(uri, line, col));
+                }
+            }
+        }
+        request(
+            &mut s,
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": uri}}),
+        );
+    }
+}
+
+#[test]
+fn unknown_requests_and_documents_get_answers() {
+    let mut s = Server::new();
+    // A document never opened: no hover, no error.
+    assert_eq!(
+        request(&mut s, "textDocument/hover", at("file:///nowhere.fd", 0, 0)),
+        Value::Null
+    );
+    let out = s.handle(Message::Request(Request::new(
+        RequestId::from(1),
+        "fd/unknown".into(),
+        json!({}),
+    )));
+    match &out[0] {
+        Message::Response(r) => assert_eq!(r.error.as_ref().unwrap().code, -32601),
+        other => panic!("{other:?}"),
+    }
+    // Malformed parameters: an error response, not a crash.
+    let out = s.handle(Message::Request(Request::new(
+        RequestId::from(2),
+        "textDocument/hover".into(),
+        json!({"x": 1}),
+    )));
+    match &out[0] {
+        Message::Response(r) => assert_eq!(r.error.as_ref().unwrap().code, -32602),
+        other => panic!("{other:?}"),
+    }
+}
