@@ -20,11 +20,11 @@ pub use document::stdlib_dir;
 use document::Document;
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{
-    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _,
+    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Exit, Notification as _,
     PublishDiagnostics,
 };
 use lsp_types::request::{
-    Completion, DocumentSymbolRequest, GotoDefinition, HoverRequest, Request as _,
+    Completion, DocumentSymbolRequest, GotoDefinition, HoverRequest, Request as _, Shutdown,
 };
 use lsp_types::*;
 use std::collections::{BTreeSet, HashMap};
@@ -204,6 +204,17 @@ fn publish(uri: Url, diagnostics: Vec<Diagnostic>) -> Message {
     Message::Notification(Notification::new(PublishDiagnostics::METHOD.into(), params))
 }
 
+/// `msg` is a didChange whose text `next`, a didChange of the same document, replaces.
+fn superseded(msg: &Message, next: &Message) -> bool {
+    let change_of = |m: &Message| match m {
+        Message::Notification(n) if n.method == DidChangeTextDocument::METHOD => {
+            n.params["textDocument"]["uri"].as_str().map(str::to_owned)
+        }
+        _ => None,
+    };
+    matches!((change_of(msg), change_of(next)), (Some(a), Some(b)) if a == b)
+}
+
 /// Runs the server on stdin/stdout until the client says `exit`.
 pub fn run_stdio() -> ExitCode {
     let (connection, io_threads) = Connection::stdio();
@@ -219,16 +230,36 @@ pub fn run_stdio() -> ExitCode {
         return ExitCode::from(1);
     }
     let mut server = Server::new();
-    for msg in &connection.receiver {
-        if let Message::Request(r) = &msg {
-            match connection.handle_shutdown(r) {
-                Ok(true) => break,
-                Ok(false) => {}
-                Err(e) => {
-                    eprintln!("fdc lsp: {e}");
-                    break;
+    let mut queue = std::collections::VecDeque::new();
+    let mut shutting_down = false;
+    loop {
+        let msg = match queue.pop_front() {
+            Some(m) => m,
+            None => match connection.receiver.recv() {
+                Ok(m) => m,
+                Err(_) => break,
+            },
+        };
+        // Typing fast on a big file queues one full text per keystroke; analyzing each
+        // would fall behind. A change followed at once by another change of the same
+        // document is dropped (full sync: the later one holds all of the text).
+        queue.extend(connection.receiver.try_iter());
+        if queue.front().is_some_and(|next| superseded(&msg, next)) {
+            continue;
+        }
+        // Shutdown and exit are handled here rather than by `handle_shutdown`, which
+        // waits on the channel for an exit that may already sit in `queue`.
+        match &msg {
+            Message::Request(r) if r.method == Shutdown::METHOD => {
+                shutting_down = true;
+                let ok = Response::new_ok(r.id.clone(), ());
+                if connection.sender.send(ok.into()).is_err() {
+                    return ExitCode::from(1);
                 }
+                continue;
             }
+            Message::Notification(n) if n.method == Exit::METHOD => break,
+            _ => {}
         }
         for out in server.handle(msg) {
             if connection.sender.send(out).is_err() {
@@ -238,10 +269,40 @@ pub fn run_stdio() -> ExitCode {
     }
     drop(connection);
     match io_threads.join() {
-        Ok(()) => ExitCode::SUCCESS,
+        // LSP: exit without shutdown first ends with status 1.
+        Ok(()) if shutting_down => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::from(1),
         Err(e) => {
             eprintln!("fdc lsp: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(uri: &str) -> Message {
+        Message::Notification(Notification::new(
+            DidChangeTextDocument::METHOD.into(),
+            serde_json::json!({"textDocument": {"uri": uri, "version": 1}, "contentChanges": [{"text": ""}]}),
+        ))
+    }
+
+    #[test]
+    fn only_a_change_right_before_another_of_its_document_is_dropped() {
+        assert!(superseded(&change("file:///a.fd"), &change("file:///a.fd")));
+        assert!(!superseded(
+            &change("file:///a.fd"),
+            &change("file:///b.fd")
+        ));
+        let hover = Message::Request(Request::new(
+            1.into(),
+            HoverRequest::METHOD.into(),
+            serde_json::json!({}),
+        ));
+        assert!(!superseded(&change("file:///a.fd"), &hover));
+        assert!(!superseded(&hover, &change("file:///a.fd")));
     }
 }
