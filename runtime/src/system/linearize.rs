@@ -383,7 +383,8 @@ fn modes(lin: &mut Linearization, owner: &[usize], names: &[&str]) -> Result<(),
             kind,
             eigenvalue: (re, im),
             frequency: im / (2.0 * std::f64::consts::PI),
-            damping_ratio: -re / abs,
+            // + 0.0 turns −0 (undamped) into 0.
+            damping_ratio: -re / abs + 0.0,
             energy: energy(&dv_re, &dv_im),
         });
     }
