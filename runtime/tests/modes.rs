@@ -140,3 +140,24 @@ fn linearize_before_initialize_is_an_error() {
         fdc_runtime::RuntimeError::NotInitialized
     );
 }
+
+#[test]
+fn linearizing_mid_run_leaves_the_integration_unchanged() {
+    let s = Settings {
+        end: 0.2,
+        step: 1e-3,
+        ..Settings::default()
+    };
+    let run = |linearize_at: Option<usize>| {
+        let mut sys = System::new(pendulum(1.0, [0.6, -0.8], 9.81)).unwrap();
+        sys.initialize(&s).unwrap();
+        for k in 0..200 {
+            if linearize_at == Some(k) {
+                sys.linearize().unwrap();
+            }
+            sys.step(&s).unwrap();
+        }
+        (sys.q().to_vec(), sys.v().to_vec(), sys.lambda().to_vec())
+    };
+    assert_eq!(run(None), run(Some(100)));
+}
