@@ -179,3 +179,52 @@ fn unknown_requests_and_documents_get_answers() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Inside a user element type: a let's definition and type, a connection, a param's
+/// doc, and completion of the names visible there.
+#[test]
+fn names_inside_an_element_type() {
+    let text = "\
+force spring(b: body) {
+    /// Stiffness [N/m].
+    param k: scalar = 10;
+    let d = b.position;
+    apply force -k * d on b;
+}
+";
+    let uri = "file:///tmp/fdc-lsp-typedef/m.fd";
+    let mut s = Server::new();
+    let published = open(&mut s, uri, text);
+    assert_eq!(published[0].1, json!([]), "{published:?}");
+    // `d` in the force law -> the let on line 3, a vec3.
+    let d = request(&mut s, "textDocument/definition", at(uri, 4, 21));
+    assert_eq!(
+        d["range"],
+        json!({"start": {"line": 3, "character": 8}, "end": {"line": 3, "character": 9}})
+    );
+    let h = request(&mut s, "textDocument/hover", at(uri, 4, 21));
+    let v = h["contents"]["value"].as_str().unwrap();
+    assert!(v.starts_with("`d`: vec3"), "{v}");
+    // `k` -> the param, with its doc comment.
+    let h = request(&mut s, "textDocument/hover", at(uri, 4, 17));
+    let v = h["contents"]["value"].as_str().unwrap();
+    assert!(
+        v.contains("param k: scalar = 10") && v.contains("Stiffness [N/m]."),
+        "{v}"
+    );
+    // `b` after `on` -> the connection; completion there offers it (a body).
+    let d = request(&mut s, "textDocument/definition", at(uri, 4, 26));
+    assert_eq!(d["range"]["start"], json!({"line": 0, "character": 13}));
+    let items = request(&mut s, "textDocument/completion", at(uri, 4, 26));
+    let names: Vec<&str> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"b") && names.contains(&"ground"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"k"), "{names:?}");
+}
