@@ -59,6 +59,45 @@ const BUILTIN_VALUES: &[(&str, &str)] = &[
     ("self", "the enclosing instance"),
 ];
 
+/// What `b.` offers for a body `b` (the front end's table is private; this copy only
+/// feeds completion).
+const BODY_MEMBERS: &[(&str, &str)] = &[
+    ("position", "vec3: reference point (centre of mass), global"),
+    ("rotation", "mat3: body components to global"),
+    ("omega", "vec3: angular velocity, global"),
+    ("omega_body", "vec3: angular velocity, body components"),
+    ("alpha", "vec3: angular acceleration, global"),
+    ("alpha_body", "vec3: angular acceleration, body components"),
+];
+
+const BODY_METHODS: &[(&str, &str, &str)] = &[
+    (
+        "point",
+        "point(u): vec3",
+        "global position of the body-fixed point u",
+    ),
+    (
+        "velocity",
+        "velocity(u): vec3",
+        "global velocity of the body-fixed point u",
+    ),
+    (
+        "acceleration",
+        "acceleration(u): vec3",
+        "global acceleration of the body-fixed point u",
+    ),
+    (
+        "axis",
+        "axis(a): vec3",
+        "the body-fixed direction a in global components",
+    ),
+    (
+        "local",
+        "local(p): vec3",
+        "body coordinates of the global point p at t = 0",
+    ),
+];
+
 const SIM_KEYS: &[&str] = &[
     "end",
     "step",
@@ -182,13 +221,9 @@ fn type_markdown(doc: &Document, t: &TypeInfo) -> String {
 /// `` `at`: vec3 (required) `` or `` `axis`: vec3 = [0, 0, 1] ``
 fn param_line(doc: &Document, p: &fdc_frontend::TypeParam) -> String {
     match &p.default {
-        Some(d) => format!("`{}`: {} = `{}`", p.name, p.ty, param_default(doc, p, d)),
+        Some(d) => format!("`{}`: {} = `{}`", p.name, p.ty, snippet(doc, d)),
         None => format!("`{}`: {} (required)", p.name, p.ty),
     }
-}
-
-fn param_default<'a>(doc: &'a Document, _p: &fdc_frontend::TypeParam, d: &Expr) -> &'a str {
-    snippet(doc, d)
 }
 
 fn decl_markdown(doc: &Document, d: Decl<'_>) -> String {
@@ -385,6 +420,8 @@ enum Context {
     Settings,
     /// In the connection list of an instance, or after `on`: bodies.
     Bodies,
+    /// After `name.`: what a body offers.
+    Member,
     /// Anywhere a value goes.
     Expr,
     /// Where an item or statement starts.
@@ -467,6 +504,11 @@ fn context(before: &str) -> Context {
         if head.first() == Some(&"fn") || head.len() == 1 {
             return Context::ValueType;
         }
+    }
+    if prefix.ends_with('.')
+        && prefix[..prefix.len() - 1].ends_with(|c: char| c.is_alphabetic() || c == '_')
+    {
+        return Context::Member;
     }
     if trimmed.ends_with(" on") || trimmed.ends_with("\ton") {
         return Context::Bodies;
@@ -702,6 +744,26 @@ pub fn completion(doc: &Document, offset: usize) -> Vec<CompletionItem> {
             }
         }
         Context::Bodies => body_names(doc, scope, &mut out),
+        Context::Member => {
+            for (name, what) in BODY_MEMBERS {
+                out.push(item(
+                    name,
+                    CompletionItemKind::PROPERTY,
+                    what.to_string(),
+                    None,
+                ));
+            }
+            for (name, sig, what) in BODY_METHODS {
+                let mut c = item(
+                    name,
+                    CompletionItemKind::METHOD,
+                    sig.to_string(),
+                    Some(what.to_string()),
+                );
+                c.insert_text = Some(format!("{name}("));
+                out.push(c);
+            }
+        }
         Context::Expr => value_names(doc, scope, offset, &mut out),
         Context::Statement => {
             let words: &[&str] = if scope.typedef.is_some() {

@@ -228,3 +228,43 @@ force spring(b: body) {
     );
     assert!(!names.contains(&"k"), "{names:?}");
 }
+
+#[test]
+fn members_of_a_body_after_a_dot() {
+    let text = "body rod: rigid_body { mass = 1; inertia = [1, 1, 1]; }\noutput p = rod.\n";
+    let uri = "file:///tmp/fdc-lsp-member/m.fd";
+    let mut s = Server::new();
+    open(&mut s, uri, text);
+    let items = request(&mut s, "textDocument/completion", at(uri, 1, 15));
+    let names: Vec<&str> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "position",
+            "rotation",
+            "omega",
+            "omega_body",
+            "alpha",
+            "alpha_body",
+            "point",
+            "velocity",
+            "acceleration",
+            "axis",
+            "local"
+        ]
+    );
+    // A number's decimal point is not a member access.
+    let text = "param x = 1.\n";
+    open(&mut s, uri, text);
+    let items = request(&mut s, "textDocument/completion", at(uri, 0, 12));
+    assert!(items
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|i| i["label"] != "position"));
+}
