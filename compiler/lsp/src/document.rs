@@ -75,9 +75,12 @@ impl Document {
                 .and_then(|p| Url::from_file_path(p).ok());
         }
         let p = self.analysis.files.path(file)?;
+        // Relative paths are relative to where the analysis ran: the document's
+        // directory, or the server's working directory for an untitled document.
         let abs = match &self.dir {
-            Some(d) if p.is_relative() => d.join(p),
-            _ => p.to_path_buf(),
+            _ if p.is_absolute() => p.to_path_buf(),
+            Some(d) => d.join(p),
+            None => std::env::current_dir().ok()?.join(p),
         };
         Url::from_file_path(abs).ok()
     }
