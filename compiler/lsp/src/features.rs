@@ -369,6 +369,7 @@ pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
             (s, ident.span)
         }
         Target::Decl(d) => (decl_markdown(doc, d), d.ident().span),
+        Target::Use(_) => return None,
     };
     let text = doc.file_text(span.file);
     Some(Hover {
@@ -403,6 +404,16 @@ pub fn definition(doc: &Document, offset: usize) -> Option<Location> {
             instance_type(doc, &inst.ty.name)?.param(&ident.name)?.span
         }
         Target::Decl(d) => d.ident().span,
+        Target::Use(path) => {
+            let p = std::path::Path::new(path);
+            let full = match &doc.dir {
+                _ if p.is_absolute() => p.to_path_buf(),
+                Some(d) => d.join(p),
+                None => std::env::current_dir().ok()?.join(p),
+            };
+            let uri = Url::from_file_path(full).ok()?;
+            return Some(Location::new(uri, Range::default()));
+        }
     };
     doc.location(span)
 }

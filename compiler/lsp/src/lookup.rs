@@ -17,6 +17,8 @@ pub enum Target<'a> {
     FieldName(&'a Ident, &'a Instance),
     /// The name at its own declaration.
     Decl(Decl<'a>),
+    /// The path of a `use` item.
+    Use(&'a str),
 }
 
 /// Where a name lives: inside a function (its arguments) and/or an element type.
@@ -122,7 +124,8 @@ pub fn target_at(module: &Module, offset: usize) -> Option<Target<'_>> {
                 }
                 t.body.iter().find_map(|st| stmt(st, offset, s))
             }
-            Item::Use { .. } | Item::Error(_) => None,
+            Item::Use { path, .. } => Some(Target::Use(path)),
+            Item::Error(_) => None,
         };
         if hit.is_some() {
             return hit;

@@ -80,6 +80,9 @@ fn used_files_are_read_relative_to_the_document() {
     let d = request(&mut s, "textDocument/definition", at(&uri, 1, 10));
     assert_eq!(d["uri"], json!(lib_uri));
     assert_eq!(d["range"]["start"], json!({"line": 0, "character": 6}));
+    // The `use` path itself leads to the file.
+    let d = request(&mut s, "textDocument/definition", at(&uri, 0, 6));
+    assert_eq!(d["uri"], json!(lib_uri));
     // Removing the `use` clears the used file's diagnostics (and k is now unknown).
     let published = open(&mut s, &uri, "param m = k * 3;\n");
     let theirs = published
