@@ -124,7 +124,11 @@ pub fn stdlib_dir() -> Option<&'static Path> {
         for (name, text) in fdc_stdlib::FILES {
             let p = dir.join(name);
             if std::fs::read_to_string(&p).ok().as_deref() != Some(*text) {
-                std::fs::write(&p, text).ok()?;
+                // Write then rename, so that another server writing the same file at the
+                // same moment never lets a reader see it half written.
+                let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+                std::fs::write(&tmp, text).ok()?;
+                std::fs::rename(&tmp, &p).ok()?;
             }
         }
         Some(dir)

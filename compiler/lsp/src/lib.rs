@@ -9,6 +9,11 @@
 //!
 //! Positions: the front end speaks byte offsets, LSP speaks UTF-16 code units per line;
 //! [`position::LineIndex`] converts.
+//!
+//! Entry points: [`run_stdio`] (what `fdc lsp` calls) and [`Server`], the same handler
+//! without the pipe (tests and the benchmark). Text sync is full: each change re-runs
+//! the front end on the whole document (about 5 ms for 1,000 lines). `use`d files are
+//! read from disk, never from other open documents (the front end reads them itself).
 
 mod document;
 mod features;
