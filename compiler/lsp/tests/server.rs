@@ -271,3 +271,47 @@ fn members_of_a_body_after_a_dot() {
         .iter()
         .all(|i| i["label"] != "position"));
 }
+
+/// Deep nesting: the front end bounds it (E0003); the server's walk over what is left
+/// must not overflow either.
+#[test]
+fn deeply_nested_text_is_answered() {
+    let uri = "file:///tmp/fdc-lsp-deep/m.fd";
+    let mut s = Server::new();
+    for (open_, close) in [("(", ")"), ("[", "]"), ("-", ""), ("sin(", ")")] {
+        let text = format!(
+            "param x = {}1{};\n",
+            open_.repeat(20_000),
+            close.repeat(20_000)
+        );
+        let published = open(&mut s, uri, &text);
+        assert!(
+            !published[0].1.as_array().unwrap().is_empty(),
+            "{open_}: too deep is an error"
+        );
+        for col in [12, 40_000, 80_000] {
+            for m in [
+                "textDocument/hover",
+                "textDocument/definition",
+                "textDocument/completion",
+            ] {
+                request(&mut s, m, at(uri, 0, col));
+            }
+        }
+    }
+}
+
+/// Just under the front end's bound the whole expression is parsed and checked: hover
+/// at its innermost literal walks all the way down.
+#[test]
+fn nesting_just_under_the_limit_is_walked() {
+    let n = fdc_frontend::lexer::MAX_NESTING - 10;
+    let text = format!("param x = {}1{};\n", "(".repeat(n), ")".repeat(n));
+    let uri = "file:///tmp/fdc-lsp-deep2/m.fd";
+    let mut s = Server::new();
+    let published = open(&mut s, uri, &text);
+    assert_eq!(published[0].1, json!([]));
+    let h = request(&mut s, "textDocument/hover", at(uri, 0, 10 + n as u32));
+    let v = h["contents"]["value"].as_str().unwrap();
+    assert!(v.contains("type: scalar"), "{v}");
+}
