@@ -7,6 +7,7 @@
 mod build_cmd;
 mod check;
 mod ir_cmd;
+mod modes;
 mod plot;
 mod run;
 
@@ -43,12 +44,16 @@ fn with_default_command(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsSt
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the language server on stdin/stdout (for editors; see docs/editors.md).
+    Lsp,
     /// Compile and simulate a model; write the results as CSV (also `fdc FILE.fd`).
     Run(Box<run::RunArgs>),
     /// Compile a model without running it (`--timings` prints every phase).
     Build(Box<build_cmd::BuildArgs>),
     /// Print the IR of the roles of the element types a model uses.
     Ir(ir_cmd::IrArgs),
+    /// Eigenmodes of the model linearized about its initial state (or `--at T`).
+    Modes(modes::ModesArgs),
     /// Plot result channels over time into an SVG file.
     Plot(plot::PlotArgs),
     /// Print the ABI version of the element function table this build speaks.
@@ -70,6 +75,8 @@ fn main() -> ExitCode {
         Command::Build(args) => build_cmd::run(&args),
         Command::Ir(args) => ir_cmd::run(&args),
         Command::Plot(args) => plot::run(&args),
+        Command::Modes(args) => modes::run(&args),
+        Command::Lsp => fdc_lsp::run_stdio(),
         Command::Abi => {
             println!("{}", fdc_runtime::table::ABI_VERSION);
             ExitCode::SUCCESS

@@ -190,3 +190,112 @@ fn the_tutorial_model_runs() {
     let csv = std::fs::read_to_string(dir.join("crank.csv")).unwrap();
     assert!(csv.lines().next().unwrap().contains("piston"));
 }
+
+/// Runs an example through the binary and returns (header, rows).
+fn run_example(name: &str, end: &str) -> (Vec<String>, Vec<Vec<f64>>) {
+    let dir = temp(&format!("ex-{name}"));
+    let csv = dir.join("out.csv");
+    let out = fdc(
+        &[&example(name), "--end", end, "-o", csv.to_str().unwrap()],
+        &dir,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    (header, rows)
+}
+
+fn col(header: &[String], name: &str) -> usize {
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name}"))
+}
+
+#[test]
+fn every_example_runs_through_the_binary_with_its_physics_intact() {
+    // Pendulum: the tip stays on the circle of radius L = 1 about the pivot.
+    let (h, rows) = run_example("pendulum.fd", "1");
+    let (x, z) = (col(&h, "tip.x"), col(&h, "tip.z"));
+    for r in &rows {
+        assert!(((r[x] * r[x] + r[z] * r[z]).sqrt() - 1.0).abs() < 1e-8);
+    }
+    // Spring–mass: z(t) = −x0 cos(√(k/m) t), x0 = 0.05, k/m = 100.
+    let (h, rows) = run_example("spring_mass.fd", "1");
+    let z = col(&h, "z");
+    for r in &rows {
+        assert!(
+            (r[z] + 0.05 * (10.0 * r[0]).cos()).abs() < 1e-4,
+            "t {}: z {}",
+            r[0],
+            r[z]
+        );
+    }
+    // Double pendulum: the elbow stays at L1 = 1 from the pivot, the lower rod's centre
+    // at L2/2 = 0.35 from the elbow.
+    let (h, rows) = run_example("double_pendulum.fd", "1");
+    let (ux, uz) = (col(&h, "upper.R.x"), col(&h, "upper.R.z"));
+    let (lx, lz) = (col(&h, "lower.R.x"), col(&h, "lower.R.z"));
+    for r in &rows {
+        let (ex, ez) = (2.0 * r[ux], 2.0 * r[uz]);
+        assert!(((ex * ex + ez * ez).sqrt() - 1.0).abs() < 1e-8);
+        let (dx, dz) = (r[lx] - ex, r[lz] - ez);
+        assert!(((dx * dx + dz * dz).sqrt() - 0.35).abs() < 1e-8);
+    }
+    // Slider-crank: the slider obeys the crank kinematics x = r cos φ + √(l² − r² sin² φ)
+    // with φ the crank angle about z from its quaternion.
+    let (h, rows) = run_example("slider_crank.fd", "0.5");
+    let (px, w, qz) = (
+        col(&h, "piston"),
+        col(&h, "crank.theta.w"),
+        col(&h, "crank.theta.z"),
+    );
+    let (r_, l) = (0.1f64, 0.3f64);
+    for r in &rows {
+        let phi = 2.0 * r[qz].atan2(r[w]);
+        let want = r_ * phi.cos() + (l * l - (r_ * phi.sin()).powi(2)).sqrt();
+        assert!(
+            (r[px] - want).abs() < 1e-8,
+            "t {}: x {} vs {want}",
+            r[0],
+            r[px]
+        );
+    }
+}
+
+#[test]
+fn a_run_that_fails_mid_way_keeps_its_rows_and_names_the_time() {
+    let dir = temp("midway");
+    let model = dir.join("blowup.fd");
+    // A force that grows without bound as t → 0.5: the integration cannot pass it.
+    std::fs::write(
+        &model,
+        "body b: rigid_body { mass = 1; inertia = [1, 1, 1]; }\n\
+         force push: constant_force(b) { value = [0, 0, 1/(0.5 - t)^2]; }\n\
+         simulate { end = 1; step = 1e-3; output_every = 0.01; }\n",
+    )
+    .unwrap();
+    let csv = dir.join("blowup.csv");
+    let out = fdc(
+        &[model.to_str().unwrap(), "-o", csv.to_str().unwrap()],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("at t = 0.4") || stderr.contains("at t = 0.5"),
+        "{stderr}"
+    );
+    let rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
+    // Rows at 0, 0.01, ..., up to just before 0.5 are kept.
+    assert!((45..=51).contains(&rows), "{rows} rows; {stderr}");
+}
