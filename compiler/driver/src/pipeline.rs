@@ -223,11 +223,26 @@ pub fn simplify_all(
 ) -> (Graph, Vec<Func>, Vec<fdc_ir::simplify::Report>) {
     let limits = fdc_ir::simplify::Limits::default();
     let mut out = Graph::new();
-    let mut result = Vec::with_capacity(funcs.len());
-    let mut reports = Vec::with_capacity(funcs.len());
+    let mut result: Vec<Func> = Vec::with_capacity(funcs.len());
+    let mut reports: Vec<fdc_ir::simplify::Report> = Vec::with_capacity(funcs.len());
+    // Roles with the same output nodes (a connector's iter_noqv is its iter) are
+    // simplified once.
+    let mut done: std::collections::HashMap<Vec<fdc_ir::Id>, usize> = Default::default();
     for f in funcs {
+        if let Some(&k) = done.get(&f.outputs) {
+            let outputs = result[k].outputs.clone();
+            let report = reports[k].clone();
+            result.push(Func {
+                name: f.name,
+                inputs: f.inputs,
+                outputs,
+            });
+            reports.push(report);
+            continue;
+        }
         let s = fdc_ir::simplify::simplify(graph, &f.outputs, &limits);
         let outputs = copy_into(&s.graph, &s.outputs, &mut out);
+        done.insert(f.outputs.clone(), result.len());
         result.push(Func {
             name: f.name,
             inputs: f.inputs,
