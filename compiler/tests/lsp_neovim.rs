@@ -3,6 +3,8 @@
 //! converts LSP's UTF-16 columns to byte columns of its buffer, so a server that sent
 //! byte columns would fail the column check on the non-ASCII line.
 //!
+//! Then it fixes the line in the buffer and waits for the diagnostics to clear.
+//!
 //! `.ci/run` installs Debian's `neovim`; only a machine without `nvim` skips this test.
 
 use std::process::{Command, Stdio};
@@ -26,6 +28,11 @@ for _, d in ipairs(vim.diagnostic.get(buf)) do
     d.end_col, d.severity, code, (d.message:gsub("\n.*", ""))))
 end
 vim.fn.writefile(lines, os.getenv("FDC_OUT"))
+-- Fix the line in the buffer: Neovim sends the edit (incremental sync) and the
+-- server must publish an empty list.
+vim.api.nvim_buf_set_lines(buf, 1, 2, false, { "param k = 2.0; output s = L;" })
+local cleared = vim.wait(60000, function() return #vim.diagnostic.get(buf) == 0 end, 50)
+vim.fn.writefile({ cleared and "cleared" or "not cleared" }, os.getenv("FDC_OUT") .. ".fixed")
 vim.lsp.stop_client(client, true)
 vim.cmd("qa!")
 "#;
@@ -86,4 +93,6 @@ fn neovim_receives_the_diagnostic() {
         );
     }
     assert_eq!(lines.len(), 2, "{lines:?}");
+    let fixed = std::fs::read_to_string(out.with_extension("txt.fixed")).expect("second phase ran");
+    assert_eq!(fixed.trim(), "cleared");
 }

@@ -172,7 +172,7 @@ fn editor_session_over_stdio() {
         json!({"processId": null, "rootUri": null, "capabilities": {}}),
     );
     assert_eq!(init["capabilities"]["hoverProvider"], json!(true));
-    assert_eq!(init["capabilities"]["textDocumentSync"], json!(1));
+    assert_eq!(init["capabilities"]["textDocumentSync"], json!(2)); // incremental
     c.notify("initialized", json!({}));
 
     // 1. An erroneous model: the diagnostics `fdc check` gives, with UTF-16 ranges.

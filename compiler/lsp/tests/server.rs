@@ -315,3 +315,59 @@ fn nesting_just_under_the_limit_is_walked() {
     let v = h["contents"]["value"].as_str().unwrap();
     assert!(v.contains("type: scalar"), "{v}");
 }
+
+fn change(uri: &str, edits: Value) -> Message {
+    Message::Notification(Notification::new(
+        "textDocument/didChange".into(),
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": edits}),
+    ))
+}
+
+fn range(l0: u32, c0: u32, l1: u32, c1: u32) -> Value {
+    json!({"start": {"line": l0, "character": c0}, "end": {"line": l1, "character": c1}})
+}
+
+/// Incremental sync: ranges in UTF-16 units, applied in order; a change absorbed
+/// without analysis is still part of the text the next change edits.
+#[test]
+fn incremental_changes_edit_the_text() {
+    let uri = "file:///tmp/fdc-lsp-incr/m.fd";
+    let mut s = Server::new();
+    open(&mut s, uri, "param ω = 1; param b = 2;\n");
+    // `2` is at UTF-16 column 23 (byte 24). Make it `Lx` (absorbed, no analysis),
+    // then `L` -> `c` and append ` + 1`: `cx` is unknown only if every edit lands
+    // where it should.
+    s.absorb_change(change(
+        uri,
+        json!([{"range": range(0, 23, 0, 24), "text": "Lx"}]),
+    ));
+    let out = s.handle(change(
+        uri,
+        json!([
+            {"range": range(0, 23, 0, 24), "text": "c"},
+            {"range": range(0, 25, 0, 25), "text": " + 1"}
+        ]),
+    ));
+    let Message::Notification(n) = &out[0] else {
+        panic!("{out:?}")
+    };
+    let diags = n.params["diagnostics"].as_array().unwrap();
+    let codes: Vec<&str> = diags.iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["E0001", "E0201"], "{diags:?}");
+    assert!(
+        diags[1]["message"].as_str().unwrap().contains("`cx`"),
+        "{diags:?}"
+    );
+    assert_eq!(diags[1]["range"], range(0, 23, 0, 25));
+    let h = request(&mut s, "textDocument/hover", at(uri, 0, 28));
+    assert!(
+        h["contents"]["value"].as_str().unwrap().contains("1"),
+        "{h}"
+    );
+    // A change without a range replaces everything.
+    let out = s.handle(change(uri, json!([{"text": "param a = 1;\n"}])));
+    let Message::Notification(n) = &out[0] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(n.params["diagnostics"], json!([]));
+}
