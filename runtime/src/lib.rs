@@ -6,7 +6,8 @@
 //! solvers behind one trait ([`linear`]: sparse and dense LU from faer), HHT in the
 //! Arnold–Brüls and Negrut forms with Newton, initial conditions (with the removal of
 //! redundant constraints), step size control, real-time stepping and result channels
-//! ([`system`]). It must not know what an element is physically: only sizes, maps,
+//! ([`system`]), and linearization about a state with eigenmodes (`System::linearize`,
+//! theory §12). It must not know what an element is physically: only sizes, maps,
 //! block layouts and the names of outputs and multipliers (for messages).
 //!
 //! **Architecture invariant:** the runtime depends on no compiler crate and knows no
