@@ -1,53 +1,14 @@
 //! The examples end to end against closed forms and conservation laws, and the
 //! promise that a parameter change never generates code again.
 
-use fdc_driver::pipeline::{build, render, BuildError, BuildOptions, Built};
-use fdc_driver::settings::{runtime_settings, Overrides};
-use fdc_runtime::{MemorySink, Settings, System};
-use std::path::PathBuf;
+mod common;
 
-fn example(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
-
-fn built(name: &str, opts: &BuildOptions) -> Built {
-    match build(&example(name), opts) {
-        Ok(b) => b,
-        Err(BuildError::Model { analysis, extra }) => panic!("{}", render(&analysis, &extra)),
-        Err(BuildError::Backend(e) | BuildError::Usage(e)) => panic!("{e}"),
-    }
-}
-
-fn no_cache() -> BuildOptions {
-    BuildOptions {
-        simplify: true,
-        backend: fdc_backend::Options {
-            cache: fdc_backend::CacheMode::Off,
-            ..Default::default()
-        },
-        ..Default::default()
-    }
-}
-
-fn simulate(b: Built, tweak: impl FnOnce(&mut Settings)) -> MemorySink {
-    let mut s = runtime_settings(&b.settings, &Overrides::default()).unwrap();
-    tweak(&mut s);
-    let mut sys = System::new(b.model).unwrap();
-    let mut sink = MemorySink::default();
-    sys.run(&s, &mut sink).unwrap();
-    sink
-}
-
-fn channel(s: &MemorySink, name: &str) -> Vec<f64> {
-    s.channel(name)
-        .unwrap_or_else(|| panic!("no channel {name}; have {:?}", s.names))
-}
+use common::{build_example, build_or_panic, build_text, channel, example_path, simulate};
+use fdc_driver::pipeline::BuildOptions;
 
 /// Largest deviation of the spring–mass from z(t) = −x0 cos(√(k/m) t).
 fn spring_mass_error(step: f64) -> f64 {
-    let sink = simulate(built("spring_mass.fd", &no_cache()), |s| {
+    let (sink, _) = simulate(build_example("spring_mass.fd"), |s| {
         s.step = step;
         s.end = 1.0;
         s.output_every = 0.05;
@@ -85,16 +46,16 @@ fn a_parameter_change_hits_the_object_cache_and_changes_the_result() {
             ..Default::default()
         },
     };
-    let first = built("spring_mass.fd", &opts(None));
+    let first = build_or_panic(&example_path("spring_mass.fd"), &opts(None));
     assert!(!first.cache_hit);
-    let second = built("spring_mass.fd", &opts(Some(400.0)));
+    let second = build_or_panic(&example_path("spring_mass.fd"), &opts(Some(400.0)));
     assert!(
         second.cache_hit,
         "a changed parameter must not generate code again"
     );
     // With k = 400 the block oscillates at 20 rad/s about its new equilibrium, which
     // the model's `length = 1 - m g/k` keeps at z = 0.
-    let sink = simulate(second, |s| {
+    let (sink, _) = simulate(second, |s| {
         s.end = 0.5;
         s.output_every = 0.05;
     });
@@ -107,7 +68,7 @@ fn a_parameter_change_hits_the_object_cache_and_changes_the_result() {
 
 #[test]
 fn double_pendulum_keeps_its_energy_and_joint_geometry() {
-    let sink = simulate(built("double_pendulum.fd", &no_cache()), |s| {
+    let (sink, _) = simulate(build_example("double_pendulum.fd"), |s| {
         s.end = 2.0;
         s.alpha = -0.02;
         s.output_every = 0.01;
@@ -144,7 +105,7 @@ fn double_pendulum_keeps_its_energy_and_joint_geometry() {
 
 #[test]
 fn slider_crank_keeps_the_slider_on_its_guide() {
-    let sink = simulate(built("slider_crank.fd", &no_cache()), |s| {
+    let (sink, _) = simulate(build_example("slider_crank.fd"), |s| {
         s.end = 0.5;
         s.output_every = 0.01;
     });
@@ -172,16 +133,7 @@ fn a_rotation_driver_prescribes_the_angle_and_its_multiplier_is_the_torque() {
          driver spin: rotation_driver(crank) {{ axis = [0, 0, 1]; value = 0.5*{a}*t^2; }}\n\
          simulate {{ end = 3; step = 1e-3; output_every = 0.05; }}\n"
     );
-    let dir = std::env::temp_dir().join(format!("fdc-driver-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("driven.fd");
-    std::fs::write(&path, model).unwrap();
-    let b = match build(&path, &no_cache()) {
-        Ok(b) => b,
-        Err(BuildError::Model { analysis, extra }) => panic!("{}", render(&analysis, &extra)),
-        Err(BuildError::Backend(e) | BuildError::Usage(e)) => panic!("{e}"),
-    };
-    let sink = simulate(b, |_| {});
+    let (sink, _) = simulate(build_text("driven", &model), |_| {});
     let (w, z) = (
         channel(&sink, "crank.theta.w"),
         channel(&sink, "crank.theta.z"),
@@ -205,5 +157,4 @@ fn a_rotation_driver_prescribes_the_angle_and_its_multiplier_is_the_torque() {
     }
     // Several revolutions: the formulation has no atan2 wrap.
     assert!(0.5 * a * sink.times.last().unwrap().powi(2) > 2.0 * std::f64::consts::TAU);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,16 +2,9 @@
 //! LLVM and the runtime, against the period of a physical pendulum from the complete
 //! elliptic integral (an independent closed form).
 
-use fdc_driver::pipeline::{build, BuildOptions};
-use fdc_driver::settings::{runtime_settings, Overrides};
-use fdc_runtime::{MemorySink, System};
-use std::path::PathBuf;
+mod common;
 
-fn example(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
+use common::{build_example, channel, simulate};
 
 /// K(k) by the arithmetic–geometric mean: K = π / (2 AGM(1, √(1−k²))).
 fn elliptic_k(k: f64) -> f64 {
@@ -35,38 +28,15 @@ fn down_crossings(t: &[f64], x: &[f64]) -> Vec<f64> {
     out
 }
 
-fn options() -> BuildOptions {
-    BuildOptions {
-        simplify: true,
-        backend: fdc_backend::Options {
-            cache: fdc_backend::CacheMode::Off,
-            ..Default::default()
-        },
-        ..Default::default()
-    }
-}
-
 #[test]
 fn pendulum_period_matches_the_elliptic_integral() {
-    let built = match build(&example("pendulum.fd"), &options()) {
-        Ok(b) => b,
-        Err(fdc_driver::pipeline::BuildError::Model { analysis, extra }) => {
-            panic!("{}", fdc_driver::pipeline::render(&analysis, &extra))
-        }
-        Err(
-            fdc_driver::pipeline::BuildError::Backend(e)
-            | fdc_driver::pipeline::BuildError::Usage(e),
-        ) => panic!("{e}"),
-    };
-    let mut settings = runtime_settings(&built.settings, &Overrides::default()).unwrap();
-    settings.end = 4.0;
-    settings.output_every = 0.0;
-    settings.step = 1e-3;
-    let mut sys = System::new(built.model).unwrap();
-    let mut sink = MemorySink::default();
-    sys.run(&settings, &mut sink).unwrap();
-    let x = sink.channel("tip.x").expect("tip.x channel");
-    let z = sink.channel("tip.z").expect("tip.z channel");
+    let (sink, _) = simulate(build_example("pendulum.fd"), |s| {
+        s.end = 4.0;
+        s.output_every = 0.0;
+        s.step = 1e-3;
+    });
+    let x = channel(&sink, "tip.x");
+    let z = channel(&sink, "tip.z");
     // Released horizontally: the tip stays on the circle of radius L = 1.
     for (xi, zi) in x.iter().zip(&z) {
         assert!(((xi * xi + zi * zi).sqrt() - 1.0).abs() < 1e-8);

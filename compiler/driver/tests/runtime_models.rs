@@ -1,59 +1,10 @@
 //! The runtime's acceptance on models built by the compiler: free rigid body,
 //! pendulum convergence in both HHT forms, adaptive stepping.
 
-use fdc_driver::pipeline::{build, render, BuildError, BuildOptions, Built};
-use fdc_driver::settings::{runtime_settings, Overrides};
-use fdc_runtime::{Form, MemorySink, Settings, System};
-use std::path::PathBuf;
+mod common;
 
-fn options() -> BuildOptions {
-    BuildOptions {
-        simplify: true,
-        backend: fdc_backend::Options {
-            cache: fdc_backend::CacheMode::Off,
-            ..Default::default()
-        },
-        ..Default::default()
-    }
-}
-
-fn build_text(tag: &str, text: &str) -> Built {
-    let dir = std::env::temp_dir().join(format!("fdc-rt-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("model.fd");
-    std::fs::write(&path, text).unwrap();
-    let b = match build(&path, &options()) {
-        Ok(b) => b,
-        Err(BuildError::Model { analysis, extra }) => panic!("{}", render(&analysis, &extra)),
-        Err(BuildError::Backend(e) | BuildError::Usage(e)) => panic!("{e}"),
-    };
-    let _ = std::fs::remove_dir_all(&dir);
-    b
-}
-
-fn example(name: &str) -> Built {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name);
-    match build(&path, &options()) {
-        Ok(b) => b,
-        Err(BuildError::Model { analysis, extra }) => panic!("{}", render(&analysis, &extra)),
-        Err(BuildError::Backend(e) | BuildError::Usage(e)) => panic!("{e}"),
-    }
-}
-
-fn run(b: Built, tweak: impl FnOnce(&mut Settings)) -> (MemorySink, fdc_runtime::RunStats) {
-    let mut s = runtime_settings(&b.settings, &Overrides::default()).unwrap();
-    tweak(&mut s);
-    let mut sys = System::new(b.model).unwrap();
-    let mut sink = MemorySink::default();
-    let stats = sys.run(&s, &mut sink).unwrap();
-    (sink, stats)
-}
-
-fn ch(s: &MemorySink, n: &str) -> Vec<f64> {
-    s.channel(n).unwrap_or_else(|| panic!("no channel {n}"))
-}
+use common::{build_example as example, build_text, channel as ch, simulate as run};
+use fdc_runtime::{Form, MemorySink};
 
 #[test]
 fn free_axisymmetric_body_precesses_at_the_closed_form_rate_and_conserves() {
