@@ -299,3 +299,36 @@ fn a_run_that_fails_mid_way_keeps_its_rows_and_names_the_time() {
     // Rows at 0, 0.01, ..., up to just before 0.5 are kept.
     assert!((45..=51).contains(&rows), "{rows} rows; {stderr}");
 }
+
+#[test]
+fn a_zero_axis_is_reported_at_the_users_joint_and_a_massless_body_without_a_panic() {
+    let dir = temp("degenerate");
+    let model = dir.join("axis.fd");
+    std::fs::write(
+        &model,
+        "body b: rigid_body { mass = 1; inertia = [1, 1, 1]; }\n\
+         joint j: revolute(b) { at = [0, 0, 0]; axis = [0, 0, 0]; }\n",
+    )
+    .unwrap();
+    let out = fdc(&[model.to_str().unwrap()], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("axis.fd:2:1") && stderr.contains("is NaN"),
+        "{stderr}"
+    );
+    let model = dir.join("massless.fd");
+    std::fs::write(
+        &model,
+        "body b: rigid_body { mass = 0; inertia = [1, 1, 1]; }\n",
+    )
+    .unwrap();
+    let out = fdc(&[model.to_str().unwrap(), "--end", "0.1"], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("singular") && stderr.contains("`b`"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -177,7 +177,7 @@ impl SparseLu {
         );
         // faer panics on an exactly zero pivot column instead of returning an error;
         // a singular matrix must end the run with a message, so the panic is caught.
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let result = catch_quietly(|| {
             simplicial::factorize_simplicial_numeric_lu(
                 rp,
                 rpi,
@@ -186,7 +186,7 @@ impl SparseLu {
                 col_perm,
                 MemStack::new(mem),
             )
-        }));
+        });
         if !matches!(result, Ok(Ok(()))) {
             return false;
         }
@@ -401,6 +401,17 @@ impl LinearSolver for DenseLu {
     fn full_factorizations(&self) -> usize {
         self.full
     }
+}
+
+/// Runs `f` and catches a panic without printing it: the caller turns the failure into
+/// an error message, so the panic hook's backtrace would only be noise for the user.
+/// Only on the rare full factorization (the hook swap allocates).
+fn catch_quietly<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    std::panic::set_hook(previous);
+    result
 }
 
 #[cfg(test)]

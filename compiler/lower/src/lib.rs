@@ -111,7 +111,6 @@ struct ParamSlot {
 struct Sub {
     name: String,
     ty: String,
-    span: Span,
     conns: Vec<BodyRef>,
     fields: Vec<(String, Vec<Id>, Span)>,
 }
@@ -590,7 +589,8 @@ impl<'a> Lowering<'a> {
                 sub_conns,
                 sub_fields,
                 format!("{name}.{}", sub.name),
-                sub.span,
+                // Problems of a preset's primitives are reported at the user's instance.
+                span,
             ));
         }
         if let Some(fi) = fn_index {
@@ -702,6 +702,28 @@ impl<'a> Lowering<'a> {
                     span: Some(span),
                     message: format!("`{name}`: {msg}"),
                 }),
+            }
+        }
+        if errors.is_empty() {
+            // A NaN here (a zero axis, a zero distance) would only surface later as an
+            // "inconsistent configuration"; name the parameter instead.
+            if let Some(bad) = p.iter().position(|x| !x.is_finite()) {
+                let what = lt
+                    .slots
+                    .iter()
+                    .find(|s| (s.offset..s.offset + s.size).contains(&bad))
+                    .map(|s| format!("parameter `{}`", s.name))
+                    .unwrap_or_else(|| {
+                        "a value taken from the initial configuration (`initial`, `.local`)"
+                            .to_string()
+                    });
+                errors.push(LowerError {
+                    span: Some(span),
+                    message: format!(
+                        "`{name}`: {what} of `{}` is {} (a zero-length axis or distance?)",
+                        key.0, p[bad]
+                    ),
+                });
             }
         }
         let ok = errors.is_empty();
@@ -1003,7 +1025,6 @@ impl<'a> Lowering<'a> {
                     subs.push(Sub {
                         name: inst.name.name.clone(),
                         ty: inst.ty.name.clone(),
-                        span: inst.span,
                         conns,
                         fields,
                     });
