@@ -745,7 +745,7 @@ impl<'a> Lowering<'a> {
         // builder needs up front; pass 2 builds for real. Lowering is cheap.
         let n_params = {
             let mut scratch = Graph::new();
-            match self.lower_type(def, &key.1, timed, &mut scratch, 0, true) {
+            match self.lower_type(def, key, timed, &mut scratch, 0, true) {
                 Ok(lt) => lt.n_params,
                 Err(e) => {
                     self.errors.extend(e);
@@ -754,7 +754,7 @@ impl<'a> Lowering<'a> {
             }
         };
         let mut graph = std::mem::take(&mut self.graph);
-        let r = self.lower_type(def, &key.1, timed, &mut graph, n_params, false);
+        let r = self.lower_type(def, key, timed, &mut graph, n_params, false);
         self.graph = graph;
         match r {
             Ok(lt) => {
@@ -771,12 +771,13 @@ impl<'a> Lowering<'a> {
     fn lower_type(
         &mut self,
         def: &'a TypeDef,
-        ground: &[bool],
+        key: &(String, Vec<bool>),
         timed: &[(String, &'a Expr)],
         graph: &mut Graph,
         n_params: usize,
         dry: bool,
     ) -> Result<LoweredType, Vec<LowerError>> {
+        let ground = key.1.as_slice();
         let is_body = def
             .body
             .iter()
@@ -797,7 +798,8 @@ impl<'a> Lowering<'a> {
         } else {
             String::new()
         };
-        let type_name = format!("{}{suffix}", def.name.name);
+        // `key.0` is the type's name, or `TYPE@INSTANCE` for an instance of its own.
+        let type_name = format!("{}{suffix}", key.0);
         let mut builder = ElementBuilder::new(graph, &type_name, kind, n_bodies, n_params);
         let n_constraints = def
             .body
