@@ -151,8 +151,25 @@ pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
         (lowered.graph.clone(), funcs)
     };
     let simplify = ms(t2);
-    let compiled = fdc_backend::compile(&graph, &funcs, &opts.backend)
+    // Functions with the same outputs (a connector's iter_noqv is its iter) are
+    // generated once; `which[k]` is the compiled function serving role function k.
+    let mut unique: Vec<Func> = Vec::new();
+    let mut seen: std::collections::HashMap<(Vec<fdc_ir::Id>, fdc_ir::SlotSizes), usize> =
+        Default::default();
+    let which: Vec<usize> = funcs
+        .iter()
+        .map(|f| {
+            *seen
+                .entry((f.outputs.clone(), f.inputs))
+                .or_insert_with(|| {
+                    unique.push(f.clone());
+                    unique.len() - 1
+                })
+        })
+        .collect();
+    let compiled = fdc_backend::compile(&graph, &unique, &opts.backend)
         .map_err(|e| BuildError::Backend(e.to_string()))?;
+    let functions: Vec<_> = which.iter().map(|&k| compiled.functions[k]).collect();
     let mut warnings = warnings;
     if let Some(w) = &compiled.cache_warning {
         warnings.push(format!("warning: object cache: {w}\n"));
@@ -162,7 +179,7 @@ pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
         .types
         .iter()
         .map(|ty| {
-            let t = element_type(ty, &compiled.functions[next..]);
+            let t = element_type(ty, &functions[next..]);
             next += ty.roles.len();
             t
         })

@@ -84,6 +84,16 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
         self.target.g()
     }
 
+    /// The graph the values are built in.
+    pub fn graph(&mut self) -> &mut Graph {
+        self.target.g()
+    }
+
+    /// A value computed per instance at build time: hidden parameter slots.
+    pub fn hide_value(&mut self, v: &Val, span: Span) -> Option<Val> {
+        self.hide(v, span)
+    }
+
     pub fn error<T>(&mut self, span: Span, message: impl Into<String>) -> Option<T> {
         self.errors.push(LowerError {
             span: Some(span),

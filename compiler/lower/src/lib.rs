@@ -141,22 +141,6 @@ fn size_of_type(name: &str) -> Option<usize> {
     })
 }
 
-fn has_equations(def: &TypeDef) -> bool {
-    def.body.iter().any(|s| {
-        matches!(
-            s.kind,
-            StmtKind::Constrain(_)
-                | StmtKind::ApplyForce { .. }
-                | StmtKind::ApplyTorque { .. }
-                | StmtKind::ApplyBodyTorque { .. }
-                | StmtKind::ApplyGeneralized { .. }
-                | StmtKind::State { .. }
-                | StmtKind::Output { .. }
-                | StmtKind::CoordinatesGroup { .. }
-        )
-    })
-}
-
 struct Lowering<'a> {
     globals: Globals<'a>,
     typedefs: HashMap<String, &'a TypeDef>,
@@ -820,220 +804,17 @@ impl<'a> Lowering<'a> {
             };
             lw.scope.insert(cp.name.name.clone(), Val::Body(b));
         }
-        let mut slots = Vec::new();
-        let mut subs = Vec::new();
-        let mut constraint_no = 0;
-        for stmt in &def.body {
-            match &stmt.kind {
-                StmtKind::Param(decl) => {
-                    if let Some((_, field)) = timed.iter().find(|f| f.0 == decl.name.name) {
-                        // A field that depends on t is part of the equations: lowered in
-                        // the model's scope (globals only), no parameter slot.
-                        let saved = std::mem::take(&mut lw.scope);
-                        let v = lw.expr(field);
-                        lw.scope = saved;
-                        let want = decl.ty.as_ref().and_then(|t| size_of_type(&t.name));
-                        match v {
-                            Some(v) if want.is_none() || v.scalars().map(|s| s.len()) == want => {
-                                lw.scope.insert(decl.name.name.clone(), v);
-                            }
-                            Some(_) => {
-                                lw.error::<()>(
-                                    field.span,
-                                    format!("field `{}` has the wrong type", decl.name.name),
-                                );
-                            }
-                            None => {}
-                        }
-                        continue;
-                    }
-                    let default = decl.default.as_ref().and_then(|d| lw.expr(d));
-                    let size = match (&decl.ty, &default) {
-                        (Some(t), _) => size_of_type(&t.name),
-                        (None, Some(v)) => v.scalars().map(|s| s.len()),
-                        (None, None) => None,
-                    };
-                    let Some(size) = size else {
-                        lw.error::<()>(decl.span, format!("the type of parameter `{}` is unknown: give `: scalar`, `: vec3`, ...", decl.name.name));
-                        continue;
-                    };
-                    let offset = lw.next_param;
-                    lw.next_param += size;
-                    let ids: Vec<Id> = (0..size)
-                        .map(|i| lw.target.g().input(fdc_ir::Slot::P, offset + i))
-                        .collect();
-                    let shape = match size {
-                        1 => Val::S(ids[0]),
-                        3 => Val::V([ids[0], ids[1], ids[2]]),
-                        4 => Val::Q([ids[0], ids[1], ids[2], ids[3]]),
-                        _ => Val::M([
-                            [ids[0], ids[1], ids[2]],
-                            [ids[3], ids[4], ids[5]],
-                            [ids[6], ids[7], ids[8]],
-                        ]),
-                    };
-                    lw.scope.insert(decl.name.name.clone(), shape);
-                    slots.push(ParamSlot {
-                        name: decl.name.name.clone(),
-                        offset,
-                        size,
-                        default: default
-                            .and_then(|d| d.scalars())
-                            .filter(|d| d.len() == size),
-                        span: decl.span,
-                    });
-                }
-                StmtKind::Let { name, value, .. } => {
-                    if let Some(v) = lw.expr(value) {
-                        lw.scope.insert(name.name.clone(), v);
-                    }
-                }
-                StmtKind::Constrain(e) => {
-                    if let Some(phi) = lw.scalar(e) {
-                        let name = if n_constraints == 1 {
-                            "lambda".to_string()
-                        } else {
-                            format!("lambda{constraint_no}")
-                        };
-                        constraint_no += 1;
-                        if let Target::Element(b) = &mut lw.target {
-                            b.constrain(&name, phi);
-                        }
-                    }
-                }
-                StmtKind::ApplyForce { force, body, at } => {
-                    let f = lw.vec3(force);
-                    let b = body_ref(&mut lw, body);
-                    let u = match at {
-                        Some(a) => lw.vec3(a),
-                        None => Some(lw.target.g().v3_const([0.0; 3])),
-                    };
-                    if let (Some(f), Some(b), Some(u)) = (f, b, u) {
-                        if let Target::Element(bl) = &mut lw.target {
-                            let kin = kin_of(bl, b);
-                            bl.force(&kin, f, u);
-                        }
-                    }
-                }
-                StmtKind::ApplyTorque { torque, body }
-                | StmtKind::ApplyBodyTorque { torque, body } => {
-                    let m = lw.vec3(torque);
-                    let b = body_ref(&mut lw, body);
-                    let in_body = matches!(stmt.kind, StmtKind::ApplyBodyTorque { .. });
-                    if let (Some(m), Some(b)) = (m, b) {
-                        if let Target::Element(bl) = &mut lw.target {
-                            let kin = kin_of(bl, b);
-                            if in_body {
-                                bl.body_torque(&kin, m);
-                            } else {
-                                bl.torque(&kin, m);
-                            }
-                        }
-                    }
-                }
-                StmtKind::ApplyGeneralized { value, along } => {
-                    if let (Some(s), Some(m)) = (lw.scalar(value), lw.scalar(along)) {
-                        if let Target::Element(bl) = &mut lw.target {
-                            bl.generalized(s, m);
-                        }
-                    }
-                }
-                StmtKind::State { name, value } => {
-                    let slot = slots
-                        .iter()
-                        .find(|s: &&ParamSlot| s.name == name.name)
-                        .cloned();
-                    let v = lw.expr(value);
-                    match (slot, v.and_then(|v| v.scalars())) {
-                        (Some(slot), Some(ids)) if ids.len() == slot.size => {
-                            if let Target::Element(bl) = &mut lw.target {
-                                for (i, id) in ids.into_iter().enumerate() {
-                                    bl.state(slot.offset + i, id);
-                                }
-                            }
-                        }
-                        (None, _) => {
-                            lw.error::<()>(
-                                name.span,
-                                format!(
-                                    "`state {}` needs a parameter `{}` declared before it",
-                                    name.name, name.name
-                                ),
-                            );
-                        }
-                        _ => {
-                            lw.error::<()>(
-                                stmt.span,
-                                "the state value does not match its parameter's type",
-                            );
-                        }
-                    }
-                }
-                StmtKind::Output { name, value } => {
-                    if let Some(v) = lw.expr(value) {
-                        output(&mut lw, &name.name, &v, stmt.span);
-                    }
-                }
-                StmtKind::CoordinatesGroup { group, args } => {
-                    if group.name != "rigid" || args.len() != 4 {
-                        lw.error::<()>(stmt.span, "the only coordinate group is `rigid(position, orientation, velocity, angular_velocity)`");
-                        continue;
-                    }
-                    let pos = lw.vec3(&args[0]);
-                    let ori = match lw.expr(&args[1]) {
-                        Some(Val::Q(q)) => Some(q),
-                        Some(other) => lw.error(
-                            args[1].span,
-                            format!("the orientation is a quat, not a {}", other.kind()),
-                        ),
-                        None => None,
-                    };
-                    let vel = lw.vec3(&args[2]);
-                    let om = lw.vec3(&args[3]);
-                    if let (Some(p), Some(o), Some(v), Some(w)) = (pos, ori, vel, om) {
-                        if let Target::Element(bl) = &mut lw.target {
-                            bl.rigid_body_initial(p, o, v, w);
-                        }
-                    }
-                }
-                StmtKind::Coordinates(_) | StmtKind::Kinetic(_) | StmtKind::Potential(_) => {
-                    lw.error::<()>(
-                        stmt.span,
-                        "vector-space elements (coordinates/kinetic/potential) are not lowered yet",
-                    );
-                }
-                StmtKind::Instance(inst) => {
-                    let mut conns = Vec::new();
-                    for c in &inst.connections {
-                        if let Some(b) = body_ref(&mut lw, c) {
-                            conns.push(b);
-                        }
-                    }
-                    let mut fields = Vec::new();
-                    for f in &inst.fields {
-                        if let Some(ids) = lw.expr(&f.value).and_then(|v| v.scalars()) {
-                            fields.push((f.name.name.clone(), ids, f.span));
-                        }
-                    }
-                    if let Some(sub_def) = self.typedefs.get(&inst.ty.name) {
-                        for cp in sub_def.connections.iter().skip(conns.len()) {
-                            if let Some(d) = &cp.default {
-                                if let Some(b) = body_ref(&mut lw, d) {
-                                    conns.push(b);
-                                }
-                            }
-                        }
-                    }
-                    subs.push(Sub {
-                        name: inst.name.name.clone(),
-                        ty: inst.ty.name.clone(),
-                        conns,
-                        fields,
-                    });
-                }
-                StmtKind::Error => {}
-            }
-        }
+        let mut ctx = StmtCtx {
+            n_constraints,
+            ..StmtCtx::default()
+        };
+        lower_stmts(&self.typedefs, &mut lw, &def.body, timed, &mut ctx);
+        let StmtCtx {
+            slots,
+            subs,
+            equations,
+            ..
+        } = ctx;
         let errors = std::mem::take(&mut lw.errors);
         let hidden = std::mem::take(&mut lw.hidden);
         let n_used = lw.next_param;
@@ -1041,7 +822,7 @@ impl<'a> Lowering<'a> {
         if !errors.is_empty() {
             return Err(errors);
         }
-        let fn_index = if !dry && has_equations(def) {
+        let fn_index = if !dry && equations {
             match builder.finish() {
                 Ok(funcs) => {
                     self.types.push(funcs);
@@ -1284,5 +1065,360 @@ fn mentions_time(e: &Expr) -> bool {
         ExprKind::If(c, a, b) => mentions_time(c) || mentions_time(a) || mentions_time(b),
         ExprKind::Method(b, _, args) => mentions_time(b) || args.iter().any(mentions_time),
         ExprKind::Number(_) | ExprKind::Str(_) | ExprKind::Error => false,
+    }
+}
+
+/// What the statements of one element type (or of a primitive inlined into it) add up to.
+#[derive(Default)]
+struct StmtCtx {
+    slots: Vec<ParamSlot>,
+    subs: Vec<Sub>,
+    constraint_no: usize,
+    n_constraints: usize,
+    /// Name prefix of the multipliers and outputs of an inlined primitive (`t0.`).
+    prefix: String,
+    /// Statements of an inlined primitive: its parameters are bound, not slots.
+    inline: bool,
+    /// Parameter names the caller bound from fields.
+    bound: Vec<String>,
+    /// Whether anything contributes to the element functions.
+    equations: bool,
+}
+
+/// A nested instance whose type has only its own equations (a joint primitive) is
+/// lowered into the enclosing element: one element per preset instead of one per
+/// primitive, so a revolute joint is one function call per evaluation, not five.
+fn inlinable(def: &TypeDef) -> bool {
+    def.body.iter().all(|s| {
+        !matches!(
+            s.kind,
+            StmtKind::Instance(_)
+                | StmtKind::CoordinatesGroup { .. }
+                | StmtKind::State { .. }
+                | StmtKind::Coordinates(_)
+                | StmtKind::Kinetic(_)
+                | StmtKind::Potential(_)
+        )
+    })
+}
+
+fn inline_instance(
+    typedefs: &HashMap<String, &TypeDef>,
+    lw: &mut Lowerer,
+    inst: &fdc_frontend::ast::Instance,
+    ctx: &mut StmtCtx,
+) {
+    let Some(def) = typedefs.get(&inst.ty.name).copied() else {
+        return;
+    };
+    let mut conns = Vec::new();
+    for c in &inst.connections {
+        if let Some(b) = body_ref(lw, c) {
+            conns.push(b);
+        }
+    }
+    for cp in def.connections.iter().skip(conns.len()) {
+        if let Some(d) = &cp.default {
+            if let Some(b) = body_ref(lw, d) {
+                conns.push(b);
+            }
+        }
+    }
+    let mut scope = HashMap::new();
+    for (cp, b) in def.connections.iter().zip(conns) {
+        scope.insert(cp.name.name.clone(), Val::Body(b));
+    }
+    let mut bound = Vec::new();
+    for f in &inst.fields {
+        let Some(v) = lw.expr(&f.value) else { continue };
+        // A value of parameters only is computed once per instance at build time (a
+        // parameter slot); one that moves with the state or time stays an expression.
+        let moving = v.scalars().is_some_and(|ids| {
+            fdc_diff::ad::cone_any(lw.graph(), &ids, |op| {
+                matches!(op, fdc_ir::Op::Input(slot, _) if slot != fdc_ir::Slot::P)
+                    || matches!(op, fdc_ir::Op::Sym(_))
+            })
+        });
+        let v = if moving {
+            Some(v)
+        } else {
+            lw.hide_value(&v, f.span)
+        };
+        if let Some(v) = v {
+            scope.insert(f.name.name.clone(), v);
+            bound.push(f.name.name.clone());
+        }
+    }
+    let saved = std::mem::replace(&mut lw.scope, scope);
+    let mut sub = StmtCtx {
+        n_constraints: def
+            .body
+            .iter()
+            .filter(|s| matches!(s.kind, StmtKind::Constrain(_)))
+            .count(),
+        prefix: format!("{}{}.", ctx.prefix, inst.name.name),
+        inline: true,
+        bound,
+        ..StmtCtx::default()
+    };
+    lower_stmts(typedefs, lw, &def.body, &[], &mut sub);
+    lw.scope = saved;
+    ctx.equations |= sub.equations;
+}
+
+fn lower_stmts(
+    typedefs: &HashMap<String, &TypeDef>,
+    lw: &mut Lowerer,
+    stmts: &[fdc_frontend::ast::Stmt],
+    timed: &[(String, &Expr)],
+    ctx: &mut StmtCtx,
+) {
+    for stmt in stmts {
+        match &stmt.kind {
+            StmtKind::Param(decl) if ctx.inline => {
+                // An inlined primitive: fields were bound by the caller; the rest take
+                // their defaults as expressions.
+                if ctx.bound.contains(&decl.name.name) {
+                    continue;
+                }
+                match &decl.default {
+                    Some(d) => {
+                        if let Some(v) = lw.expr(d) {
+                            lw.scope.insert(decl.name.name.clone(), v);
+                        }
+                    }
+                    None => {
+                        lw.error::<()>(
+                            decl.span,
+                            format!("field `{}` is required here", decl.name.name),
+                        );
+                    }
+                }
+            }
+            StmtKind::Param(decl) => {
+                if let Some((_, field)) = timed.iter().find(|f| f.0 == decl.name.name) {
+                    // A field that depends on t is part of the equations: lowered in
+                    // the model's scope (globals only), no parameter slot.
+                    let saved = std::mem::take(&mut lw.scope);
+                    let v = lw.expr(field);
+                    lw.scope = saved;
+                    let want = decl.ty.as_ref().and_then(|t| size_of_type(&t.name));
+                    match v {
+                        Some(v) if want.is_none() || v.scalars().map(|s| s.len()) == want => {
+                            lw.scope.insert(decl.name.name.clone(), v);
+                        }
+                        Some(_) => {
+                            lw.error::<()>(
+                                field.span,
+                                format!("field `{}` has the wrong type", decl.name.name),
+                            );
+                        }
+                        None => {}
+                    }
+                    continue;
+                }
+                let default = decl.default.as_ref().and_then(|d| lw.expr(d));
+                let size = match (&decl.ty, &default) {
+                    (Some(t), _) => size_of_type(&t.name),
+                    (None, Some(v)) => v.scalars().map(|s| s.len()),
+                    (None, None) => None,
+                };
+                let Some(size) = size else {
+                    lw.error::<()>(
+                        decl.span,
+                        format!(
+                            "the type of parameter `{}` is unknown: give `: scalar`, `: vec3`, ...",
+                            decl.name.name
+                        ),
+                    );
+                    continue;
+                };
+                let offset = lw.next_param;
+                lw.next_param += size;
+                let ids: Vec<Id> = (0..size)
+                    .map(|i| lw.target.g().input(fdc_ir::Slot::P, offset + i))
+                    .collect();
+                let shape = match size {
+                    1 => Val::S(ids[0]),
+                    3 => Val::V([ids[0], ids[1], ids[2]]),
+                    4 => Val::Q([ids[0], ids[1], ids[2], ids[3]]),
+                    _ => Val::M([
+                        [ids[0], ids[1], ids[2]],
+                        [ids[3], ids[4], ids[5]],
+                        [ids[6], ids[7], ids[8]],
+                    ]),
+                };
+                lw.scope.insert(decl.name.name.clone(), shape);
+                ctx.slots.push(ParamSlot {
+                    name: decl.name.name.clone(),
+                    offset,
+                    size,
+                    default: default
+                        .and_then(|d| d.scalars())
+                        .filter(|d| d.len() == size),
+                    span: decl.span,
+                });
+            }
+            StmtKind::Let { name, value, .. } => {
+                if let Some(v) = lw.expr(value) {
+                    lw.scope.insert(name.name.clone(), v);
+                }
+            }
+            StmtKind::Constrain(e) => {
+                if let Some(phi) = lw.scalar(e) {
+                    let name = if ctx.n_constraints == 1 {
+                        format!("{}lambda", ctx.prefix)
+                    } else {
+                        format!("{}lambda{}", ctx.prefix, ctx.constraint_no)
+                    };
+                    ctx.constraint_no += 1;
+                    ctx.equations = true;
+                    if let Target::Element(b) = &mut lw.target {
+                        b.constrain(&name, phi);
+                    }
+                }
+            }
+            StmtKind::ApplyForce { force, body, at } => {
+                ctx.equations = true;
+                let f = lw.vec3(force);
+                let b = body_ref(lw, body);
+                let u = match at {
+                    Some(a) => lw.vec3(a),
+                    None => Some(lw.target.g().v3_const([0.0; 3])),
+                };
+                if let (Some(f), Some(b), Some(u)) = (f, b, u) {
+                    if let Target::Element(bl) = &mut lw.target {
+                        let kin = kin_of(bl, b);
+                        bl.force(&kin, f, u);
+                    }
+                }
+            }
+            StmtKind::ApplyTorque { torque, body } | StmtKind::ApplyBodyTorque { torque, body } => {
+                ctx.equations = true;
+                let m = lw.vec3(torque);
+                let b = body_ref(lw, body);
+                let in_body = matches!(stmt.kind, StmtKind::ApplyBodyTorque { .. });
+                if let (Some(m), Some(b)) = (m, b) {
+                    if let Target::Element(bl) = &mut lw.target {
+                        let kin = kin_of(bl, b);
+                        if in_body {
+                            bl.body_torque(&kin, m);
+                        } else {
+                            bl.torque(&kin, m);
+                        }
+                    }
+                }
+            }
+            StmtKind::ApplyGeneralized { value, along } => {
+                ctx.equations = true;
+                if let (Some(s), Some(m)) = (lw.scalar(value), lw.scalar(along)) {
+                    if let Target::Element(bl) = &mut lw.target {
+                        bl.generalized(s, m);
+                    }
+                }
+            }
+            StmtKind::State { name, value } => {
+                ctx.equations = true;
+                let slot = ctx
+                    .slots
+                    .iter()
+                    .find(|s: &&ParamSlot| s.name == name.name)
+                    .cloned();
+                let v = lw.expr(value);
+                match (slot, v.and_then(|v| v.scalars())) {
+                    (Some(slot), Some(ids)) if ids.len() == slot.size => {
+                        if let Target::Element(bl) = &mut lw.target {
+                            for (i, id) in ids.into_iter().enumerate() {
+                                bl.state(slot.offset + i, id);
+                            }
+                        }
+                    }
+                    (None, _) => {
+                        lw.error::<()>(
+                            name.span,
+                            format!(
+                                "`state {}` needs a parameter `{}` declared before it",
+                                name.name, name.name
+                            ),
+                        );
+                    }
+                    _ => {
+                        lw.error::<()>(
+                            stmt.span,
+                            "the state value does not match its parameter's type",
+                        );
+                    }
+                }
+            }
+            StmtKind::Output { name, value } => {
+                if let Some(v) = lw.expr(value) {
+                    output(lw, &name.name, &v, stmt.span);
+                }
+            }
+            StmtKind::CoordinatesGroup { group, args } => {
+                ctx.equations = true;
+                if group.name != "rigid" || args.len() != 4 {
+                    lw.error::<()>(stmt.span, "the only coordinate group is `rigid(position, orientation, velocity, angular_velocity)`");
+                    continue;
+                }
+                let pos = lw.vec3(&args[0]);
+                let ori = match lw.expr(&args[1]) {
+                    Some(Val::Q(q)) => Some(q),
+                    Some(other) => lw.error(
+                        args[1].span,
+                        format!("the orientation is a quat, not a {}", other.kind()),
+                    ),
+                    None => None,
+                };
+                let vel = lw.vec3(&args[2]);
+                let om = lw.vec3(&args[3]);
+                if let (Some(p), Some(o), Some(v), Some(w)) = (pos, ori, vel, om) {
+                    if let Target::Element(bl) = &mut lw.target {
+                        bl.rigid_body_initial(p, o, v, w);
+                    }
+                }
+            }
+            StmtKind::Coordinates(_) | StmtKind::Kinetic(_) | StmtKind::Potential(_) => {
+                lw.error::<()>(
+                    stmt.span,
+                    "vector-space elements (coordinates/kinetic/potential) are not lowered yet",
+                );
+            }
+            StmtKind::Instance(inst)
+                if typedefs.get(&inst.ty.name).is_some_and(|d| inlinable(d)) =>
+            {
+                inline_instance(typedefs, lw, inst, ctx);
+            }
+            StmtKind::Instance(inst) => {
+                let mut conns = Vec::new();
+                for c in &inst.connections {
+                    if let Some(b) = body_ref(lw, c) {
+                        conns.push(b);
+                    }
+                }
+                let mut fields = Vec::new();
+                for f in &inst.fields {
+                    if let Some(ids) = lw.expr(&f.value).and_then(|v| v.scalars()) {
+                        fields.push((f.name.name.clone(), ids, f.span));
+                    }
+                }
+                if let Some(sub_def) = typedefs.get(&inst.ty.name) {
+                    for cp in sub_def.connections.iter().skip(conns.len()) {
+                        if let Some(d) = &cp.default {
+                            if let Some(b) = body_ref(lw, d) {
+                                conns.push(b);
+                            }
+                        }
+                    }
+                }
+                ctx.subs.push(Sub {
+                    name: inst.name.name.clone(),
+                    ty: inst.ty.name.clone(),
+                    conns,
+                    fields,
+                });
+            }
+            StmtKind::Error => {}
+        }
     }
 }
