@@ -5,8 +5,8 @@
 //! What happens here: model parameters are evaluated to numbers; every instance is
 //! flattened (a preset's primitives are inlined into the preset's own element, with
 //! multipliers `<primitive>.lambda`; other nested instances become `<parent>.<name>`);
-//! every element type
-//! is lowered once per pattern of ground connections; values that belong to an instance
+//! every element type is lowered once per pattern of ground connections; values that
+//! belong to an instance
 //! (`initial(e)`, `b.local(x)`, parameter defaults, fields of nested instances) become
 //! parameter slots computed numerically at build time from the initial configuration.
 //! So a changed number never changes the IR: `--set` never recompiles.
