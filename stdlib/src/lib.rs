@@ -10,4 +10,5 @@ pub const FILES: &[(&str, &str)] = &[
     ("joints.fd", include_str!("../joints.fd")),
     ("forces.fd", include_str!("../forces.fd")),
     ("drivers.fd", include_str!("../drivers.fd")),
+    ("sensors.fd", include_str!("../sensors.fd")),
 ];

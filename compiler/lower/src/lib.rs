@@ -1353,8 +1353,9 @@ fn lower_stmts(
                 }
             }
             StmtKind::Output { name, value } => {
+                ctx.equations = true;
                 if let Some(v) = lw.expr(value) {
-                    output(lw, &name.name, &v, stmt.span);
+                    output(lw, &format!("{}{}", ctx.prefix, name.name), &v, stmt.span);
                 }
             }
             StmtKind::CoordinatesGroup { group, args } => {
