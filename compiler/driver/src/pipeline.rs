@@ -275,17 +275,8 @@ pub fn simplify_all(
 fn copy_into(from: &Graph, roots: &[fdc_ir::Id], to: &mut Graph) -> Vec<fdc_ir::Id> {
     use fdc_ir::{Id, Op};
     let n = from.len();
-    let mut needed = vec![false; n];
-    for r in roots {
-        needed[r.index()] = true;
-    }
-    for i in (0..n).rev() {
-        if needed[i] {
-            for a in from.op(Id(i as u32)).operands() {
-                needed[a.index()] = true;
-            }
-        }
-    }
+    // The simplifier returns a valid graph; if not, copying everything is still right.
+    let needed = from.needed(roots).unwrap_or_else(|_| vec![true; n]);
     let mut map = vec![Id(0); n];
     for i in 0..n {
         if !needed[i] {

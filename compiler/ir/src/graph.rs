@@ -204,6 +204,28 @@ impl Graph {
         self.add(Op::Sym(n))
     }
 
+    /// Which nodes `roots` depend on (themselves included), in one backward sweep over
+    /// the topological ids. `Err(id)` for a root that is not a node, or an operand that
+    /// does not come before its user (a hand-built graph that breaks the invariant).
+    pub fn needed(&self, roots: &[Id]) -> Result<Vec<bool>, Id> {
+        let n = self.nodes.len();
+        let mut needed = vec![false; n];
+        for &r in roots {
+            *needed.get_mut(r.index()).ok_or(r)? = true;
+        }
+        for i in (0..n).rev() {
+            if needed[i] {
+                for a in self.nodes[i].operands() {
+                    if a.index() >= i {
+                        return Err(a);
+                    }
+                    needed[a.index()] = true;
+                }
+            }
+        }
+        Ok(needed)
+    }
+
     /// The value of a constant node, if it is one.
     pub fn as_const(&self, id: Id) -> Option<f64> {
         match self.op(id) {

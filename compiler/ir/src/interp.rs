@@ -75,26 +75,9 @@ pub fn apply(op: &Op, val: impl Fn(Id) -> f64) -> f64 {
 /// Evaluates the nodes `outputs` of `graph` for the given inputs.
 pub fn eval(graph: &Graph, outputs: &[Id], inputs: &Inputs) -> Result<Vec<f64>, EvalError> {
     let n = graph.len();
-    if let Some(&bad) = outputs.iter().find(|id| id.index() >= n) {
-        return Err(EvalError::NoSuchNode(bad));
-    }
-    // Mark what the outputs need, so unrelated parts of a shared graph cost nothing.
-    let mut needed = vec![false; n];
-    for &o in outputs {
-        needed[o.index()] = true;
-    }
-    for i in (0..n).rev() {
-        if needed[i] {
-            for a in graph.op(Id(i as u32)).operands() {
-                // Operands must come before their node (ids are topological); a
-                // hand-built graph that breaks this is reported, not evaluated.
-                if a.index() >= i {
-                    return Err(EvalError::NoSuchNode(a));
-                }
-                needed[a.index()] = true;
-            }
-        }
-    }
+    // Only what the outputs need is evaluated, so unrelated parts of a shared graph
+    // cost nothing; a malformed graph is reported, not evaluated.
+    let needed = graph.needed(outputs).map_err(EvalError::NoSuchNode)?;
     let mut values = vec![0.0; n];
     for i in 0..n {
         if !needed[i] {

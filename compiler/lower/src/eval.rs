@@ -24,17 +24,9 @@ pub fn eval_nodes(
     time: Time,
 ) -> Result<Vec<f64>, String> {
     let n = g.len();
-    let mut needed = vec![false; n];
-    for &o in nodes {
-        needed[o.index()] = true;
-    }
-    for i in (0..n).rev() {
-        if needed[i] {
-            for a in g.op(Id(i as u32)).operands() {
-                needed[a.index()] = true;
-            }
-        }
-    }
+    let needed = g
+        .needed(nodes)
+        .map_err(|id| format!("internal: node %{} is not part of the graph", id.0))?;
     let rotations: Vec<[[f64; 3]; 3]> = q
         .chunks(7)
         .filter(|c| c.len() == 7)
