@@ -3,7 +3,8 @@
 //! Key: SHA-256 over the backend version, the LLVM version, the target triple, CPU
 //! name and CPU features, the optimization level, and a canonical serialization of
 //! every function (name, input sizes, and the nodes it needs renumbered densely in id
-//! order, with constants by bit pattern, then its outputs). Nodes of a shared graph
+//! order, with constants by bit pattern and spline nodes with their table's full
+//! contents, then its outputs). Nodes of a shared graph
 //! that a function does not use do not enter the key, and parameter values are inputs
 //! at run time, so changing a parameter never changes the key.
 //!
@@ -63,7 +64,7 @@ pub fn key(target: &Target, graph: &Graph, funcs: &[Func], plans: &[Vec<Id>]) ->
         let mut buf = Vec::with_capacity(24);
         for &id in nodes {
             buf.clear();
-            encode(&graph.op(id), &l, &mut buf);
+            encode(graph, &graph.op(id), &l, &mut buf);
             h.update(&buf);
         }
         h.update((func.outputs.len() as u64).to_le_bytes());
@@ -80,7 +81,7 @@ fn put_str(h: &mut Sha256, s: &str) {
 }
 
 /// A self-delimiting byte encoding of one node with local operand numbers.
-fn encode(op: &Op, l: &impl Fn(&Id) -> u32, out: &mut Vec<u8>) {
+fn encode(graph: &Graph, op: &Op, l: &impl Fn(&Id) -> u32, out: &mut Vec<u8>) {
     let ids = |tag: u8, ids: &[Id], out: &mut Vec<u8>| {
         out.push(tag);
         for a in ids {
@@ -139,6 +140,16 @@ fn encode(op: &Op, l: &impl Fn(&Id) -> u32, out: &mut Vec<u8>) {
             };
             ids(13, &s, out);
             out.push(code);
+        }
+        Op::Spline(t, d, x) => {
+            ids(14, &[x], out);
+            out.push(d);
+            // The table's contents, not its index: equal IR means equal tables.
+            if let Some(table) = graph.table(t) {
+                for w in table.words() {
+                    out.extend_from_slice(&w.to_le_bytes());
+                }
+            }
         }
     }
 }

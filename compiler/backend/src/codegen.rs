@@ -9,9 +9,16 @@
 //! intrinsics, `tan`, `tanh`, `atan2` directly); `sqrt` and `fabs` are exact
 //! instructions. `powi` is expanded into the square-and-multiply chain of the
 //! compiler runtime's `__powidf2`, multiplication for multiplication.
+//!
+//! A spline node becomes private constant globals (the table's knots, and per
+//! derivative order the pieces' bases and Horner coefficients, both computed by
+//! `fdc_ir::spline` exactly as the interpreter uses them), the branch-free search of
+//! `fdc_ir::spline::search_steps` unrolled into integer selects, and the same Horner
+//! chain as the interpreter. Still straight-line code.
 
 use crate::llvm14;
 use crate::BackendError;
+use fdc_ir::spline::{search_steps, SplineTable};
 use fdc_ir::{Cmp, Func, Graph, Id, Op, Unary};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::builder::Builder;
@@ -19,7 +26,9 @@ use inkwell::context::Context;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::module::{Linkage, Module};
 use inkwell::values::{FloatValue, FunctionValue};
+use inkwell::values::{GlobalValue, IntValue};
 use inkwell::FloatPredicate;
+use std::collections::HashMap;
 
 /// The symbol of the k-th function of a module. Indices, not user names: names may
 /// repeat or contain anything.
@@ -67,6 +76,12 @@ pub fn plan(graph: &Graph, func: &Func) -> Result<Vec<Id>, BackendError> {
                     id.0
                 )))
             }
+            Op::Spline(t, d, _) if graph.table(t).is_none() || d > fdc_ir::spline::MAX_DERIV => {
+                return Err(bad(format!(
+                    "node %{} is a spline of derivative {d} of table {t}, which the graph does not hold",
+                    id.0
+                )))
+            }
             Op::Input(slot, index) => {
                 let size = func.inputs.get(slot);
                 if index as usize >= size {
@@ -110,6 +125,7 @@ pub fn emit<'ctx>(
     let fn_type = ctx.void_type().fn_type(&[ptr.into(); 9], false);
     let nounwind = ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("nounwind"), 0);
     let mut values: Vec<Option<FloatValue>> = vec![None; graph.len()];
+    let mut globals = SplineGlobals::default();
     for (k, (func, nodes)) in funcs.iter().zip(plans).enumerate() {
         let f = module.add_function(&symbol(k), fn_type, Some(Linkage::External));
         f.add_attribute(AttributeLoc::Function, nounwind);
@@ -152,6 +168,11 @@ pub fn emit<'ctx>(
                 Op::Min(a, b) => e.min_max(val(a), val(b), FloatPredicate::OLT),
                 Op::Max(a, b) => e.min_max(val(a), val(b), FloatPredicate::OGT),
                 Op::Select(cmp, [a, b, t, fl]) => e.select(cmp, val(a), val(b), val(t), val(fl)),
+                Op::Spline(t, d, x) => {
+                    let table = graph.table(t).expect("checked by plan");
+                    let (knots, coefs) = globals.get(ctx, &module, t, d, table);
+                    e.spline(table, d, knots, coefs, val(x))
+                }
             }
             .map_err(err)?;
             values[id.index()] = Some(v);
@@ -175,6 +196,44 @@ pub fn emit<'ctx>(
             .map_err(|m| BackendError::Llvm(format!("LLVM verifier: {m}")))?;
     }
     Ok(module)
+}
+
+/// The constant globals of the spline tables one module uses: knots per table,
+/// coefficients per (table, derivative order).
+#[derive(Default)]
+struct SplineGlobals<'ctx> {
+    knots: HashMap<u32, GlobalValue<'ctx>>,
+    coefs: HashMap<(u32, u8), GlobalValue<'ctx>>,
+}
+
+impl<'ctx> SplineGlobals<'ctx> {
+    fn get(
+        &mut self,
+        ctx: &'ctx Context,
+        module: &Module<'ctx>,
+        t: u32,
+        d: u8,
+        table: &SplineTable,
+    ) -> (GlobalValue<'ctx>, GlobalValue<'ctx>) {
+        let constant = |name: String, vals: &[f64]| {
+            let f64t = ctx.f64_type();
+            let elems: Vec<FloatValue> = vals.iter().map(|&v| f64t.const_float(v)).collect();
+            let g = module.add_global(f64t.array_type(vals.len() as u32), None, &name);
+            g.set_initializer(&f64t.const_array(&elems));
+            g.set_constant(true);
+            g.set_linkage(Linkage::Private);
+            g
+        };
+        let knots = *self
+            .knots
+            .entry(t)
+            .or_insert_with(|| constant(format!("spline{t}_knots"), table.knots()));
+        let coefs = *self.coefs.entry((t, d)).or_insert_with(|| {
+            let flat: Vec<f64> = table.coefficients(d).into_iter().flatten().collect();
+            constant(format!("spline{t}_d{d}"), &flat)
+        });
+        (knots, coefs)
+    }
 }
 
 /// The declared elementary functions of one module.
@@ -294,6 +353,67 @@ impl<'ctx> Emitter<'_, 'ctx> {
             .build_select(a_nan, b, pick.into_float_value(), "")
             .map_err(s)?;
         Ok(r.into_float_value())
+    }
+
+    /// `table`'s derivative `d` at `x`: the search of `SplineTable::piece_index` as
+    /// integer selects, then `horner` on the piece's coefficients, operation for
+    /// operation as the interpreter does it.
+    fn spline(
+        &self,
+        table: &SplineTable,
+        d: u8,
+        knots: GlobalValue<'ctx>,
+        coefs: GlobalValue<'ctx>,
+        x: FloatValue<'ctx>,
+    ) -> R<'ctx> {
+        let s = |e: inkwell::builder::BuilderError| e.to_string();
+        let i64t = self.ctx.i64_type();
+        let kp = knots.as_pointer_value();
+        let cp = coefs.as_pointer_value();
+        let at_least = |base: IntValue<'ctx>| -> Result<IntValue<'ctx>, String> {
+            let k = llvm14::load_f64_dyn(self.ctx, self.b, kp, base)?;
+            // Ordered `>=`: false for NaN, like Rust's `>=`.
+            self.b
+                .build_float_compare(FloatPredicate::OGE, x, k, "")
+                .map_err(s)
+        };
+        let mut base = i64t.const_zero();
+        for half in search_steps(table.knots().len()) {
+            let probe = self
+                .b
+                .build_int_add(base, i64t.const_int(half as u64, false), "")
+                .map_err(s)?;
+            let c = at_least(probe)?;
+            base = self
+                .b
+                .build_select(c, probe, base, "")
+                .map_err(s)?
+                .into_int_value();
+        }
+        let c = at_least(base)?;
+        let one = self.b.build_int_z_extend(c, i64t, "").map_err(s)?;
+        let piece = self.b.build_int_add(base, one, "").map_err(s)?;
+        let stride = 5 - u64::from(d);
+        let start = self
+            .b
+            .build_int_mul(piece, i64t.const_int(stride, false), "")
+            .map_err(s)?;
+        let load = |j: u64| -> R<'ctx> {
+            let idx = self
+                .b
+                .build_int_add(start, i64t.const_int(j, false), "")
+                .map_err(s)?;
+            llvm14::load_f64_dyn(self.ctx, self.b, cp, idx)
+        };
+        let b0 = load(0)?;
+        let dx = self.b.build_float_sub(x, b0, "").map_err(s)?;
+        let mut r = load(stride - 1)?;
+        for j in (1..stride - 1).rev() {
+            let a = load(j)?;
+            let p = self.b.build_float_mul(dx, r, "").map_err(s)?;
+            r = self.b.build_float_add(a, p, "").map_err(s)?;
+        }
+        Ok(r)
     }
 
     fn select(

@@ -8,7 +8,7 @@ use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::TargetMachine;
 use inkwell::types::PointerType;
-use inkwell::values::{BasicMetadataValueEnum, FloatValue, FunctionValue, PointerValue};
+use inkwell::values::{BasicMetadataValueEnum, FloatValue, FunctionValue, IntValue, PointerValue};
 use inkwell::AddressSpace;
 
 /// The full version of the linked LLVM, as `llvm-config --version` printed it at build
@@ -61,6 +61,24 @@ fn element_ptr<'ctx>(
     // index below the output count) before code generation; the caller guarantees the
     // arrays have those sizes (see `ElementFn`).
     unsafe { b.build_in_bounds_gep(ptr, &[i], "") }.map_err(|e| e.to_string())
+}
+
+/// `array[index]` for a pointer to a global `[N x double]` and a run-time index.
+///
+/// # Safety contract
+/// The caller guarantees `index < N` (the spline search only produces such indices).
+pub fn load_f64_dyn<'ctx>(
+    ctx: &'ctx Context,
+    b: &Builder<'ctx>,
+    array: PointerValue<'ctx>,
+    index: IntValue<'ctx>,
+) -> Result<FloatValue<'ctx>, String> {
+    let zero = ctx.i64_type().const_zero();
+    // SAFETY: `index` is below the array length by construction (see the caller).
+    let at =
+        unsafe { b.build_in_bounds_gep(array, &[zero, index], "") }.map_err(|e| e.to_string())?;
+    let v = b.build_load(at, "").map_err(|e| e.to_string())?;
+    Ok(v.into_float_value())
 }
 
 /// A call of a function returning `double`.

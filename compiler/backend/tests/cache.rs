@@ -280,3 +280,33 @@ fn concurrent_compiles_share_one_cache_directory() {
     // No temporary files left behind.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
 }
+
+/// `f(t) = spline(t)` of the Hermite table through `ys` (zero slopes).
+fn spline_model(ys: [f64; 3]) -> (Graph, Vec<Func>) {
+    let mut g = Graph::new();
+    let table = fdc_ir::SplineTable::hermite(&[0.0, 1.0, 2.0], &ys, &[0.0; 3]).unwrap();
+    let t = g.add_table(table);
+    let x = g.input(Slot::T, 0);
+    let y = g.spline(t, 0, x);
+    let f = Func {
+        name: "f".into(),
+        inputs: SlotSizes([0, 0, 0, 0, 0, 0, 0, 1]),
+        outputs: vec![y],
+    };
+    (g, vec![f])
+}
+
+#[test]
+fn a_changed_spline_table_is_a_miss() {
+    let dir = tempfile::tempdir().unwrap();
+    let (g1, f1) = spline_model([0.0, 1.0, 0.0]);
+    let (g2, f2) = spline_model([0.0, 2.0, 0.0]);
+    let a = compile(&g1, &f1, &opts(dir.path(), 2)).unwrap();
+    let b = compile(&g2, &f2, &opts(dir.path(), 2)).unwrap();
+    assert!(!a.cache_hit && !b.cache_hit);
+    assert!(compile(&g1, &f1, &opts(dir.path(), 2)).unwrap().cache_hit);
+    let mut inp: [Vec<f64>; 8] = Default::default();
+    inp[7] = vec![1.0];
+    assert_eq!(call(a.functions[0], &inp, 1), vec![1.0]);
+    assert_eq!(call(b.functions[0], &inp, 1), vec![2.0]);
+}

@@ -358,3 +358,75 @@ fn select_picks_by_each_comparison() {
     assert_eq!(run(0.0, -0.0), [20.0, 10.0, 20.0, 10.0, 10.0, 20.0]);
     assert_eq!(run(f64::NAN, 1.0), [20.0, 20.0, 20.0, 20.0, 20.0, 10.0]);
 }
+
+/// The cubic Hermite piece through (x0, y0, d0), (x1, y1, d1) at x, written in the
+/// Hermite basis (not the coefficients the IR stores), for an independent check.
+fn hermite_basis(x0: f64, x1: f64, y0: f64, y1: f64, d0: f64, d1: f64, x: f64) -> f64 {
+    let h = x1 - x0;
+    let s = (x - x0) / h;
+    let h00 = 2.0 * s.powi(3) - 3.0 * s * s + 1.0;
+    let h10 = s.powi(3) - 2.0 * s * s + s;
+    let h01 = -2.0 * s.powi(3) + 3.0 * s * s;
+    let h11 = s.powi(3) - s * s;
+    h00 * y0 + h10 * h * d0 + h01 * y1 + h11 * h * d1
+}
+
+#[test]
+fn splines_match_the_interpreter_bitwise_and_the_hermite_basis() {
+    let xs = [-3.0, -1.0, 0.0, 0.5, 1.0, 2.0, 3.5];
+    let ys = [1.0, -2.0, 0.0, 0.25, 3.0, -1.0, 2.0];
+    let ds = [0.0, 1.5, -0.5, 2.0, 0.0, -3.0, 0.1];
+    let mut g = Graph::new();
+    let t = g.add_table(fdc_ir::SplineTable::hermite(&xs, &ys, &ds).unwrap());
+    let x = g.input(Slot::T, 0);
+    let outs: Vec<Id> = (0..=3).map(|d| g.spline(t, d, x)).collect();
+    let f = Func {
+        name: "s".into(),
+        inputs: SlotSizes([0, 0, 0, 0, 0, 0, 0, 1]),
+        outputs: outs,
+    };
+    for level in [0, 2] {
+        let c = compile(&g, std::slice::from_ref(&f), &no_cache(level)).unwrap();
+        let mut probes: Vec<f64> = (0..=400).map(|k| -5.0 + k as f64 * 0.025).collect();
+        probes.extend(xs);
+        probes.extend([0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e300]);
+        for &xv in &probes {
+            let mut inp: [Vec<f64>; 8] = Default::default();
+            inp[7] = vec![xv];
+            let want = reference(&g, &f, &inp);
+            let got = call(c.functions[0], &inp, 4);
+            for d in 0..4 {
+                assert_eq!(ulps(want[d], got[d]), 0, "O{level} d{d} x={xv}");
+            }
+            // Inside the data: the Hermite basis; outside: the end tangent line.
+            let v = want[0];
+            let exact = if xv < xs[0] {
+                ys[0] + ds[0] * (xv - xs[0])
+            } else if xv >= xs[6] {
+                ys[6] + ds[6] * (xv - xs[6])
+            } else if xv.is_finite() {
+                let i = xs.iter().rposition(|&k| k <= xv).unwrap();
+                hermite_basis(xs[i], xs[i + 1], ys[i], ys[i + 1], ds[i], ds[i + 1], xv)
+            } else {
+                continue;
+            };
+            if xv.is_finite() && xv.abs() < 10.0 {
+                assert!((v - exact).abs() < 1e-12, "x={xv}: {v} vs {exact}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_spline_of_a_missing_table_is_an_error_not_a_panic() {
+    let mut g = Graph::new();
+    let x = g.input(Slot::T, 0);
+    let s = g.add(fdc_ir::Op::Spline(3, 0, x));
+    let f = Func {
+        name: "bad".into(),
+        inputs: SlotSizes([0, 0, 0, 0, 0, 0, 0, 1]),
+        outputs: vec![s],
+    };
+    let err = compile(&g, &[f], &no_cache(2)).unwrap_err();
+    assert!(err.to_string().contains("table 3"), "{err}");
+}

@@ -298,6 +298,16 @@ impl Differ {
                 let (gt, gf) = (get(t).clone(), get(f).clone());
                 branch(g, &gt, &gf, |g, dt, df| g.select(cmp, a, b, dt, df))
             }
+            Op::Spline(t, d, a) => {
+                let ga = get(a).clone();
+                // The third derivative is piecewise constant: its derivative is 0
+                // (the jumps at the knots are not distributions here).
+                if ga.is_empty() || d >= fdc_ir::spline::MAX_DERIV {
+                    return Grad::new();
+                }
+                let p = g.spline(t, d + 1, a);
+                scale_all(g, Partial::Mul(p), &ga)
+            }
         }
     }
 }
@@ -616,6 +626,7 @@ fn rebuild(g: &mut Graph, n: Id, op: Op, memo: &HashMap<Id, Option<Id>>) -> Opti
                 Op::Min(..) => Op::Min(v[0], v[1]),
                 Op::Max(..) => Op::Max(v[0], v[1]),
                 Op::Select(c, _) => Op::Select(c, [v[0], v[1], v[2], v[3]]),
+                Op::Spline(t, d, _) => Op::Spline(t, d, v[0]),
                 _ => unreachable!("all other operations are matched above"),
             };
             Some(g.add(op2))

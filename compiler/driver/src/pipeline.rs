@@ -283,20 +283,13 @@ fn copy_into(from: &Graph, roots: &[fdc_ir::Id], to: &mut Graph) -> Vec<fdc_ir::
             continue;
         }
         let m = |x: Id| map[x.index()];
-        let op = match from.op(Id(i as u32)) {
-            Op::Unary(u, a) => Op::Unary(u, m(a)),
-            Op::Add(a, b) => Op::Add(m(a), m(b)),
-            Op::Sub(a, b) => Op::Sub(m(a), m(b)),
-            Op::Mul(a, b) => Op::Mul(m(a), m(b)),
-            Op::Div(a, b) => Op::Div(m(a), m(b)),
-            Op::Powi(a, k) => Op::Powi(m(a), k),
-            Op::Pow(a, b) => Op::Pow(m(a), m(b)),
-            Op::Atan2(a, b) => Op::Atan2(m(a), m(b)),
-            Op::Min(a, b) => Op::Min(m(a), m(b)),
-            Op::Max(a, b) => Op::Max(m(a), m(b)),
-            Op::Select(c, ids) => Op::Select(c, ids.map(m)),
-            leaf => leaf,
-        };
+        let op = from.op(Id(i as u32));
+        // `import` also copies a spline node's table (under its index in `to`). A spline
+        // of a table `from` lacks keeps an index no graph has: the backend reports it.
+        let op = to.import(from, op, m).unwrap_or_else(|| match op {
+            Op::Spline(_, d, x) => Op::Spline(u32::MAX, d, m(x)),
+            other => other,
+        });
         map[i] = to.add(op);
     }
     roots.iter().map(|r| map[r.index()]).collect()

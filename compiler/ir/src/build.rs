@@ -72,6 +72,15 @@ impl Graph {
         self.add(Op::Select(cmp, [a, b, t, f]))
     }
 
+    /// The `deriv`-th derivative of spline table `table` at `x`; derivatives above the
+    /// third are the constant 0 (the pieces are cubics).
+    pub fn spline(&mut self, table: u32, deriv: u8, x: Id) -> Id {
+        if deriv > crate::spline::MAX_DERIV {
+            return self.constant(0.0);
+        }
+        self.add(Op::Spline(table, deriv, x))
+    }
+
     /// Sum of many terms, left to right (`((a+b)+c)+…`); `None` for no terms.
     pub fn sum(&mut self, terms: &[Id]) -> Option<Id> {
         let (&first, rest) = terms.split_first()?;

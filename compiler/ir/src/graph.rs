@@ -1,5 +1,6 @@
 //! Nodes, the hash-consing graph and IR functions.
 
+use crate::spline::SplineTable;
 use rustc_hash::FxHashMap;
 
 /// Index of a node in a [`Graph`]. Ids are dense and in topological order: the
@@ -122,6 +123,9 @@ pub enum Op {
     Max(Id, Id),
     /// `if a CMP b then t else f` — the only branch; becomes a select in machine code.
     Select(Cmp, [Id; 4]),
+    /// `Spline(table, deriv, x)`: the `deriv`-th derivative (0..=3) at `x` of the
+    /// piecewise cubic `table` of the graph ([`Graph::table`]).
+    Spline(u32, u8, Id),
 }
 
 impl Op {
@@ -129,7 +133,7 @@ impl Op {
     pub fn operands(&self) -> Vec<Id> {
         match *self {
             Op::Const(_) | Op::Input(..) | Op::Sym(_) => vec![],
-            Op::Unary(_, a) | Op::Powi(a, _) => vec![a],
+            Op::Unary(_, a) | Op::Powi(a, _) | Op::Spline(_, _, a) => vec![a],
             Op::Add(a, b)
             | Op::Sub(a, b)
             | Op::Mul(a, b)
@@ -150,6 +154,9 @@ pub struct Graph {
     // Fx rather than SipHash: ops are small keys from our own code (no untrusted
     // input to defend against), and hash-consing is on every builder call.
     index: FxHashMap<Op, Id>,
+    /// Spline tables, referred to by index from [`Op::Spline`]; equal contents are
+    /// stored once, so a node's identity includes its table's contents.
+    tables: Vec<SplineTable>,
 }
 
 impl Graph {
@@ -198,6 +205,63 @@ impl Graph {
 
     pub fn input(&mut self, slot: Slot, index: usize) -> Id {
         self.add(Op::Input(slot, index as u32))
+    }
+
+    /// An empty graph that already holds the spline tables of `other`, under the same
+    /// indices: for passes that rebuild a graph node by node (the simplifier).
+    pub fn with_tables_of(other: &Graph) -> Self {
+        Graph {
+            tables: other.tables.clone(),
+            ..Graph::default()
+        }
+    }
+
+    /// Gives a graph without tables the tables of `other`, under the same indices.
+    pub(crate) fn share_tables(&mut self, other: &Graph) {
+        debug_assert!(self.tables.is_empty());
+        self.tables = other.tables.clone();
+    }
+
+    /// Stores a spline table (or finds an identical one) and returns its index.
+    pub fn add_table(&mut self, table: SplineTable) -> u32 {
+        if let Some(k) = self.tables.iter().position(|t| t.same_bits(&table)) {
+            return k as u32;
+        }
+        self.tables.push(table);
+        (self.tables.len() - 1) as u32
+    }
+
+    /// The spline table with index `k`, if there is one.
+    pub fn table(&self, k: u32) -> Option<&SplineTable> {
+        self.tables.get(k as usize)
+    }
+
+    pub fn tables(&self) -> &[SplineTable] {
+        &self.tables
+    }
+
+    /// `op` with its operands mapped by `m`, its spline table (if any) copied from
+    /// `from` into this graph. For copying nodes between graphs; `None` if `op` names a
+    /// table `from` does not have.
+    pub fn import(&mut self, from: &Graph, op: Op, m: impl Fn(Id) -> Id) -> Option<Op> {
+        Some(match op {
+            Op::Const(_) | Op::Input(..) | Op::Sym(_) => op,
+            Op::Unary(f, a) => Op::Unary(f, m(a)),
+            Op::Add(a, b) => Op::Add(m(a), m(b)),
+            Op::Sub(a, b) => Op::Sub(m(a), m(b)),
+            Op::Mul(a, b) => Op::Mul(m(a), m(b)),
+            Op::Div(a, b) => Op::Div(m(a), m(b)),
+            Op::Powi(a, n) => Op::Powi(m(a), n),
+            Op::Pow(a, b) => Op::Pow(m(a), m(b)),
+            Op::Atan2(a, b) => Op::Atan2(m(a), m(b)),
+            Op::Min(a, b) => Op::Min(m(a), m(b)),
+            Op::Max(a, b) => Op::Max(m(a), m(b)),
+            Op::Select(c, ids) => Op::Select(c, ids.map(m)),
+            Op::Spline(t, d, x) => {
+                let table = from.table(t)?.clone();
+                Op::Spline(self.add_table(table), d, m(x))
+            }
+        })
     }
 
     pub fn sym(&mut self, n: u32) -> Id {

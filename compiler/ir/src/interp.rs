@@ -3,6 +3,7 @@
 //! (ids are topological), so shared nodes are never recomputed.
 
 use crate::graph::{Graph, Id, Op, Slot, Unary};
+use crate::spline::SplineTable;
 use std::fmt;
 
 /// The eight input arrays, in signature order (see [`Slot`]).
@@ -16,6 +17,8 @@ pub enum EvalError {
     InputOutOfRange { slot: Slot, index: u32, len: usize },
     /// An output id that is not a node of the graph.
     NoSuchNode(Id),
+    /// A spline node names a table the graph does not hold.
+    NoSuchTable(u32),
 }
 
 impl fmt::Display for EvalError {
@@ -28,14 +31,17 @@ impl fmt::Display for EvalError {
                 slot.name()
             ),
             EvalError::NoSuchNode(id) => write!(f, "node %{} does not exist", id.0),
+            EvalError::NoSuchTable(t) => write!(f, "spline table {t} does not exist"),
         }
     }
 }
 
 impl std::error::Error for EvalError {}
 
-/// The value of one operation on already computed operands.
-pub fn apply(op: &Op, val: impl Fn(Id) -> f64) -> f64 {
+/// The value of one operation on already computed operands; `tables` are the spline
+/// tables of the graph (a spline node naming a missing table gives NaN: [`eval`]
+/// reports it as an error before).
+pub fn apply(op: &Op, tables: &[SplineTable], val: impl Fn(Id) -> f64) -> f64 {
     match *op {
         Op::Const(bits) => f64::from_bits(bits),
         Op::Input(..) | Op::Sym(_) => unreachable!("leaves are read by the caller"),
@@ -69,6 +75,9 @@ pub fn apply(op: &Op, val: impl Fn(Id) -> f64) -> f64 {
                 val(f)
             }
         }
+        Op::Spline(t, d, x) => tables
+            .get(t as usize)
+            .map_or(f64::NAN, |table| table.eval(d, val(x))),
     }
 }
 
@@ -94,7 +103,8 @@ pub fn eval(graph: &Graph, outputs: &[Id], inputs: &Inputs) -> Result<Vec<f64>, 
                 })?
             }
             Op::Sym(s) => return Err(EvalError::UnresolvedSymbol(s)),
-            _ => apply(&op, |a| values[a.index()]),
+            Op::Spline(t, ..) if graph.table(t).is_none() => return Err(EvalError::NoSuchTable(t)),
+            _ => apply(&op, graph.tables(), |a| values[a.index()]),
         };
     }
     Ok(outputs.iter().map(|o| values[o.index()]).collect())

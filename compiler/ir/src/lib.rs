@@ -2,7 +2,8 @@
 //!
 //! Knows: scalar arithmetic and elementary functions, the fixed input signature of an
 //! element function `(q, v, v̇, λ, p, c, Δ, t)`, symbols (placeholders the
-//! differentiation crate substitutes), and how to evaluate ([`interp`]), print
+//! differentiation crate substitutes), spline tables (piecewise cubics a graph holds,
+//! [`spline`]; the interpolation methods that fill them are the lowering's business), and how to evaluate ([`interp`]), print
 //! ([`mod@print`], the stable text form snapshot tests use), count ([`stats`]) and
 //! simplify ([`simplify`], an egg e-graph with IEEE-exact rules only) a DAG.
 //!
@@ -19,7 +20,9 @@ mod graph;
 pub mod interp;
 pub mod print;
 pub mod simplify;
+pub mod spline;
 pub mod stats;
 
 pub use build::{transpose, M3, V3};
 pub use graph::{Cmp, Func, Graph, Id, Op, Slot, SlotSizes, Unary};
+pub use spline::SplineTable;

@@ -14,6 +14,8 @@
 //! Only operations get a number; leaves are written in place: inputs as `q[0]`,
 //! symbols as `s7`, constants as the round-trip `{:?}` of the `f64` (`-0.0`, `inf`,
 //! `NaN`; a NaN with a payload other than the default one as `NaN(0x…)`).
+//! A spline node is `spline d1 @<fingerprint>, %x`: derivative order, then a 64-bit
+//! fingerprint of its table's contents (so the text does not depend on table indices).
 //! Operations are numbered in the order the outputs first need them (depth-first,
 //! operands left to right, each operation after its operands), so the text depends
 //! only on the expressions, not on node ids or on other functions sharing the graph.
@@ -69,7 +71,7 @@ fn print_with_header(graph: &Graph, header: &str, outputs: &[Id]) -> String {
                 continue;
             }
             if expanded {
-                let line = op_text(&op, &names);
+                let line = op_text(graph, &op, &names);
                 let name = format!("%{next}");
                 next += 1;
                 let _ = writeln!(out, "  {name} = {line}");
@@ -151,10 +153,11 @@ pub fn kind_name(op: &Op) -> &'static str {
         Op::Min(..) => "min",
         Op::Max(..) => "max",
         Op::Select(..) => "select",
+        Op::Spline(..) => "spline",
     }
 }
 
-fn op_text(op: &Op, names: &HashMap<Id, String>) -> String {
+fn op_text(graph: &Graph, op: &Op, names: &HashMap<Id, String>) -> String {
     let n = |id: Id| names[&id].as_str();
     let kind = kind_name(op);
     match *op {
@@ -167,6 +170,11 @@ fn op_text(op: &Op, names: &HashMap<Id, String>) -> String {
             n(t),
             n(f)
         ),
+        // The table by a fingerprint of its contents, not by its index in the graph.
+        Op::Spline(t, d, x) => match graph.table(t) {
+            Some(table) => format!("spline d{d} @{:016x}, {}", table.fingerprint(), n(x)),
+            None => format!("spline d{d} <no table {t}>, {}", n(x)),
+        },
         _ => {
             let args: Vec<&str> = op.operands().into_iter().map(n).collect();
             format!("{kind} {}", args.join(", "))

@@ -69,7 +69,7 @@ pub fn eval_nodes(
                 })?;
                 a[r / 3][r % 3]
             }
-            _ => interp::apply(&op, |a| val[a.index()]),
+            _ => interp::apply(&op, g.tables(), |a| val[a.index()]),
         };
     }
     Ok(nodes.iter().map(|o| val[o.index()]).collect())

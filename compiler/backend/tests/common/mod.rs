@@ -5,7 +5,7 @@
 pub mod elements;
 
 use fdc_ir::interp;
-use fdc_ir::{Cmp, Func, Graph, Id, Slot, SlotSizes, Unary};
+use fdc_ir::{Cmp, Func, Graph, Id, Slot, SlotSizes, SplineTable, Unary};
 use fdc_runtime::table::ElementFn;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -157,6 +157,31 @@ pub enum Kind {
     Min,
     Max,
     Select(Cmp),
+    /// A spline node of this derivative order on one of [`spline_tables`].
+    Spline(u8),
+}
+
+/// Three spline tables of different sizes (2, 7 and 13 knots, so the search has
+/// 0, 2-3 and 3-4 steps), with knots on the small integers the random inputs often
+/// take, so that `x` lands exactly on a knot too.
+pub fn spline_tables(g: &mut Graph) -> Vec<u32> {
+    let tables = [
+        (vec![-1.0, 2.0], vec![0.5, -1.5], vec![1.0, -0.25]),
+        (
+            vec![-3.0, -1.0, 0.0, 0.5, 1.0, 2.0, 3.5],
+            vec![1.0, -2.0, 0.0, 0.25, 3.0, -1.0, 2.0],
+            vec![0.0, 1.5, -0.5, 2.0, 0.0, -3.0, 0.1],
+        ),
+        (
+            (0..13).map(|i| i as f64 * 0.7 - 4.0).collect(),
+            (0..13).map(|i| ((i * 7) % 5) as f64 - 2.0).collect(),
+            (0..13).map(|i| ((i * 3) % 4) as f64 * 0.3 - 0.4).collect(),
+        ),
+    ];
+    tables
+        .into_iter()
+        .map(|(xs, ys, ds)| g.add_table(SplineTable::hermite(&xs, &ys, &ds).expect("valid table")))
+        .collect()
 }
 
 pub fn all_kinds() -> Vec<Kind> {
@@ -173,6 +198,7 @@ pub fn all_kinds() -> Vec<Kind> {
         Kind::Max,
     ]);
     k.extend(CMPS.iter().map(|&c| Kind::Select(c)));
+    k.extend((0..=3).map(Kind::Spline));
     k
 }
 
@@ -194,5 +220,10 @@ pub fn node(g: &mut Graph, r: &mut StdRng, kind: Kind, pool: &[Id]) -> Id {
         Kind::Min => g.min(a, b),
         Kind::Max => g.max(a, b),
         Kind::Select(c) => g.select(c, a, b, t, f),
+        Kind::Spline(d) => {
+            let tables = spline_tables(g);
+            let t = tables[r.random_range(0..tables.len())];
+            g.spline(t, d, a)
+        }
     }
 }

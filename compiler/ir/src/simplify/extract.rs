@@ -32,6 +32,8 @@ pub fn op_cost(op: &Op) -> f64 {
         Op::Add(..) | Op::Sub(..) | Op::Mul(..) | Op::Min(..) | Op::Max(..) => 1.0,
         Op::Div(..) => 4.0,
         Op::Select(..) => 2.0,
+        // A handful of selects for the search, loads and a short Horner chain.
+        Op::Spline(..) => 20.0,
         Op::Pow(..) | Op::Atan2(..) => 20.0,
         Op::Powi(_, n) => {
             // Each multiplication a hair cheaper than one written out, so the compact

@@ -125,10 +125,18 @@ define_language! {
         "sel>=" = SelGe([Id; 4]),
         "sel==" = SelEq([Id; 4]),
         "sel!=" = SelNe([Id; 4]),
+        // Children: an `Int` class holding `4·table + deriv` (see [`spline_key`]), then x.
+        "spline" = Spline([Id; 2]),
         Int(Int),
         Num(Num),
         Leaf(Leaf),
     }
+}
+
+/// The `Int` a spline node's first child holds: table and derivative order in one
+/// number, so a spline is an opaque operator the rules never look into.
+pub fn spline_key(table: u32, deriv: u8) -> i32 {
+    (table as i32) * 4 + i32::from(deriv)
 }
 
 /// An operand of an [`Op`] being rebuilt from an e-node: a node, or a `powi` exponent.
@@ -187,6 +195,12 @@ pub fn to_op(node: &FdLang, child: impl Fn(Id) -> Arg<NodeId>) -> Option<Op> {
             (Arg::Node(a), Arg::Int(n)) => Some(Op::Powi(a, n)),
             _ => None,
         },
+        L::Spline([k, x]) => match (child(*k), child(*x)) {
+            (Arg::Int(k), Arg::Node(x)) if k >= 0 => {
+                Some(Op::Spline((k / 4) as u32, (k % 4) as u8, x))
+            }
+            _ => None,
+        },
         L::SelLt(ids) => sel(Cmp::Lt, ids),
         L::SelLe(ids) => sel(Cmp::Le, ids),
         L::SelGt(ids) => sel(Cmp::Gt, ids),
@@ -197,7 +211,7 @@ pub fn to_op(node: &FdLang, child: impl Fn(Id) -> Arg<NodeId>) -> Option<Op> {
 }
 
 /// The e-node for `op`, its operands mapped by `child`; `powi` needs the id of its
-/// exponent's `Int` class, made by `int`.
+/// exponent's `Int` class, `spline` the one of its [`spline_key`], made by `int`.
 pub fn from_op(op: &Op, child: impl Fn(NodeId) -> Id, int: impl FnOnce(i32) -> Id) -> FdLang {
     use FdLang as L;
     match *op {
@@ -227,6 +241,7 @@ pub fn from_op(op: &Op, child: impl Fn(NodeId) -> Id, int: impl FnOnce(i32) -> I
         Op::Min(a, b) => L::Min([child(a), child(b)]),
         Op::Max(a, b) => L::Max([child(a), child(b)]),
         Op::Powi(a, n) => L::Powi([child(a), int(n)]),
+        Op::Spline(t, d, x) => L::Spline([int(spline_key(t, d)), child(x)]),
         Op::Select(c, ids) => {
             let ids = ids.map(child);
             match c {
@@ -272,7 +287,9 @@ impl Analysis<FdLang> for ConstFold {
         match enode {
             FdLang::Int(n) => return Some(Konst::I(n.0)),
             FdLang::Num(n) => return Some(Konst::F(n.0)),
-            FdLang::Leaf(_) => return None,
+            // Opaque: folding a spline of a constant would need the graph's tables,
+            // which the e-graph does not hold.
+            FdLang::Leaf(_) | FdLang::Spline(_) => return None,
             _ => {}
         }
         // Fold with the interpreter's own `apply`: operand k is node id k.
@@ -293,7 +310,7 @@ impl Analysis<FdLang> for ConstFold {
             let k = pos.iter().position(|&p| p == usize::from(c)).unwrap_or(0);
             ints[k]
         })?;
-        Some(Konst::F(apply(&op, |id| vals[id.index()]).to_bits()))
+        Some(Konst::F(apply(&op, &[], |id| vals[id.index()]).to_bits()))
     }
 
     fn merge(&mut self, a: &mut Self::Data, b: Self::Data) -> DidMerge {

@@ -209,6 +209,9 @@ pub(crate) fn simplify_with(
         if let crate::graph::Op::Powi(_, n) = op {
             int_class = Some(egraph.add(FdLang::Int(Int(n))));
         }
+        if let crate::graph::Op::Spline(t, d, _) = op {
+            int_class = Some(egraph.add(FdLang::Int(Int(lang::spline_key(t, d)))));
+        }
         let node = from_op(
             &op,
             |a| class_of[a.index()],
@@ -269,7 +272,9 @@ pub(crate) fn simplify_with(
         dag.and_then(|dag| extract::iterate(egraph, &setup, &roots, Some(dag), 4)),
         extract::iterate(egraph, &setup, &roots, None, 4),
     ];
-    for (cost, g, outs) in candidates.into_iter().flatten() {
+    for (cost, mut g, outs) in candidates.into_iter().flatten() {
+        // Extraction keeps the input's table indices (they are in the spline keys).
+        g.share_tables(graph);
         if !matches!(&best, Some(b) if b.0 <= cost) {
             best = Some((cost, g, outs));
         }
@@ -347,7 +352,7 @@ fn needed(graph: &Graph, outputs: &[NodeId]) -> Vec<usize> {
 
 /// The needed part of `graph` copied into a fresh graph, ids renumbered.
 fn compact(graph: &Graph, outputs: &[NodeId]) -> (Graph, Vec<NodeId>) {
-    let mut g = Graph::new();
+    let mut g = Graph::with_tables_of(graph);
     let mut map: HashMap<NodeId, NodeId> = HashMap::new();
     for i in needed(graph, outputs) {
         let id = NodeId(i as u32);
@@ -374,6 +379,8 @@ fn remap(op: crate::graph::Op, map: &HashMap<NodeId, NodeId>) -> crate::graph::O
         Op::Min(a, b) => Op::Min(m(a), m(b)),
         Op::Max(a, b) => Op::Max(m(a), m(b)),
         Op::Select(c, ids) => Op::Select(c, ids.map(m)),
+        // Same table index: the compacted graph starts with the input's tables.
+        Op::Spline(t, d, x) => Op::Spline(t, d, m(x)),
     }
 }
 
