@@ -83,30 +83,34 @@ pub fn front(path: &Path, overrides: &[(String, f64)]) -> Result<Front, BuildErr
         });
     }
     let t1 = Instant::now();
-    let lowered = match fdc_lower::lower(&analysis.modules, overrides) {
-        Ok(l) => l,
-        Err(errors) => {
-            if let [only] = errors.as_slice() {
-                if only.span.is_none() {
-                    return Err(BuildError::Usage(only.message.clone()));
-                }
-            }
-            let extra = errors
-                .into_iter()
-                .map(|e| {
-                    let d = Diagnostic::error("E0900", e.message.clone());
-                    match e.span {
-                        Some(s) => d.at(s, "while lowering this"),
-                        None => d,
+    let lowered =
+        match fdc_lower::lower_with_files(&analysis.modules, overrides, Some(&analysis.files)) {
+            Ok(l) => l,
+            Err(errors) => {
+                if let [only] = errors.as_slice() {
+                    if only.span.is_none() {
+                        return Err(BuildError::Usage(only.message.clone()));
                     }
-                })
-                .collect();
-            return Err(BuildError::Model {
-                analysis: Box::new(analysis),
-                extra,
-            });
-        }
-    };
+                }
+                let extra = errors
+                    .into_iter()
+                    .map(|e| {
+                        let mut d = Diagnostic::error(e.code.unwrap_or("E0900"), e.message.clone());
+                        if let Some(s) = e.span {
+                            d = d.at(s, e.label.as_deref().unwrap_or("while lowering this"));
+                        }
+                        match e.hint {
+                            Some(h) => d.note(h),
+                            None => d,
+                        }
+                    })
+                    .collect();
+                return Err(BuildError::Model {
+                    analysis: Box::new(analysis),
+                    extra,
+                });
+            }
+        };
     Ok(Front {
         analysis: Box::new(analysis),
         lowered,

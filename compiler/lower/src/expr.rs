@@ -18,6 +18,8 @@ pub struct Globals<'a> {
     /// Model parameters, already evaluated (as constants of any shape).
     pub params: HashMap<String, Vec<f64>>,
     pub gravity: [f64; 3],
+    /// Spline tables by name (computed from the declarations at build time).
+    pub splines: HashMap<String, fdc_ir::SplineTable>,
 }
 
 /// Where the nodes go: a plain graph (model level) or an element under construction.
@@ -98,6 +100,7 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
         self.errors.push(LowerError {
             span: Some(span),
             message: message.into(),
+            ..Default::default()
         });
         None
     }
@@ -293,6 +296,22 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 };
             }
             _ => {}
+        }
+        if let Some(table) = self.globals.splines.get(f) {
+            let [arg] = args else {
+                return self.error(span, format!("spline `{f}` takes one scalar"));
+            };
+            return match self.expr(arg)? {
+                Val::S(x) => {
+                    let g = self.target.g();
+                    let t = g.add_table(table.clone());
+                    Some(Val::S(g.spline(t, 0, x)))
+                }
+                other => self.error(
+                    arg.span,
+                    format!("spline `{f}` takes a scalar, found a {}", other.kind()),
+                ),
+            };
         }
         if let Some(decl) = self.globals.fns.get(f).copied() {
             return self.user_fn(decl, args, span);

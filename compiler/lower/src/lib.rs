@@ -1,7 +1,8 @@
 //! Lowering of a checked fd model to element types (IR, via the differentiation
 //! crate's [`ElementBuilder`]) and element instances (parameters and index maps).
 //!
-//! Knows: the AST of the front end, the IR, the element builder of `fdc-diff`.
+//! Knows: the AST of the front end, the IR, the element builder of `fdc-diff`, and the
+//! file system only for spline `table(...)` files.
 //! What happens here: model parameters are evaluated to numbers; every instance is
 //! flattened (a preset's primitives are inlined into the preset's own element, with
 //! multipliers `<primitive>.lambda`; other nested instances become `<parent>.<name>`);
@@ -10,6 +11,10 @@
 //! (`initial(e)`, `b.local(x)`, parameter defaults, fields of nested instances) become
 //! parameter slots computed numerically at build time from the initial configuration.
 //! So a changed number never changes the IR: `--set` never recompiles.
+//! Spline declarations become IR spline tables at build time ([`spline`]: the Akima
+//! and zero-clamped slopes, reading `table(...)` files relative to the model file); a
+//! call `NAME(x)` is an `Op::Spline` node. Spline data are part of the IR (a changed
+//! table is a changed model).
 //!
 //! **Architecture invariant:** must not know LLVM or the runtime. It runs only on a
 //! model the front end has checked; anything it still cannot lower is a [`LowerError`]
@@ -17,22 +22,42 @@
 
 mod eval;
 mod expr;
+pub mod spline;
 mod value;
 
 use eval::{eval_nodes, Time};
 use expr::{Globals, Hidden, Lowerer, Target};
 use fdc_diff::{Coordinates, ElementBuilder, ElementFunctions, Role};
-use fdc_frontend::ast::{Expr, ExprKind, Field, Item, Kind, Module, Span, StmtKind, TypeDef};
+use fdc_frontend::ast::{
+    Expr, ExprKind, Field, Item, Kind, Module, Span, SplineDecl, StmtKind, TypeDef,
+};
+use fdc_frontend::SourceFiles;
 use fdc_ir::{Graph, Id};
 use std::collections::HashMap;
 use value::{BodyRef, Val};
 
 /// Something the lowering could not turn into element functions.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LowerError {
     pub span: Option<Span>,
     pub message: String,
+    /// The diagnostic code; `None` is the generic `E0900` (cannot lower).
+    pub code: Option<&'static str>,
+    /// The label at the span; `None`: a generic one.
+    pub label: Option<String>,
+    /// What to do about it.
+    pub hint: Option<String>,
 }
+
+/// The codes of the errors found while lowering (besides the generic `E0900`), with a
+/// one-line title each; `docs/errors.md` documents them (a test keeps them in step).
+pub const CODES: &[(&str, &str)] = &[
+    ("E0910", "spline table file cannot be read"),
+    ("E0911", "spline data is not a finite number"),
+    ("E0912", "spline table column out of range"),
+    ("E0913", "spline table has fewer than 2 points"),
+    ("E0914", "spline x values not increasing"),
+];
 
 impl std::fmt::Display for LowerError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -159,10 +184,21 @@ struct Lowering<'a> {
 }
 
 /// Lowers the checked modules of a model (as the front end returns them; stdlib
-/// modules included). `overrides` replace model parameter values (`--set`).
+/// modules included). `overrides` replace model parameter values (`--set`). Without the
+/// source files, `table(...)` splines cannot be read (their path is relative to the
+/// model file): see [`lower_with_files`].
 pub fn lower(
     modules: &[Module],
     overrides: &[(String, f64)],
+) -> Result<LoweredModel, Vec<LowerError>> {
+    lower_with_files(modules, overrides, None)
+}
+
+/// [`lower`], with the source files of the analysis: where each module was read from.
+pub fn lower_with_files(
+    modules: &[Module],
+    overrides: &[(String, f64)],
+    files: Option<&SourceFiles>,
 ) -> Result<LoweredModel, Vec<LowerError>> {
     let items: Vec<&Item> = modules.iter().flat_map(|m| m.items.iter()).collect();
     let mut l = Lowering {
@@ -206,14 +242,19 @@ pub fn lower(
         return Err(vec![LowerError {
             span: None,
             message: format!("`--set {name}=...`: the model has no parameter `{name}`"),
+            ..Default::default()
         }]);
     }
-    // Model parameters and inputs, in order; later ones may use earlier ones.
+    // Model parameters, inputs and splines, in order; later ones may use earlier ones.
     let mut params = Vec::new();
     for item in &items {
         let (p, is_input) = match item {
             Item::Param(p) => (p, false),
             Item::Input(p) => (p, true),
+            Item::Spline(decl) => {
+                l.spline_decl(decl, files);
+                continue;
+            }
             _ => continue,
         };
         let value = match overrides.iter().rev().find(|(n, _)| *n == p.name.name) {
@@ -299,7 +340,247 @@ impl<'a> Lowering<'a> {
         self.errors.push(LowerError {
             span: Some(span),
             message: message.into(),
+            ..Default::default()
         });
+    }
+
+    /// Computes the table of a spline declaration into the globals (or reports why not).
+    fn spline_decl(&mut self, decl: &SplineDecl, files: Option<&SourceFiles>) {
+        let method = decl.method.name.as_str();
+        let table = match method {
+            "akima" | "zcc" => self.inline_spline(decl, method),
+            "table" => self.file_spline(decl, files),
+            _ => None, // reported by the checker
+        };
+        if let Some(t) = table {
+            self.globals.splines.insert(decl.name.name.clone(), t);
+        }
+    }
+
+    fn spline_error(
+        &mut self,
+        code: &'static str,
+        span: Span,
+        msg: String,
+        label: &str,
+        hint: &str,
+    ) {
+        self.errors.push(LowerError {
+            span: Some(span),
+            message: msg,
+            code: Some(code),
+            label: Some(label.to_string()),
+            hint: Some(hint.to_string()),
+        });
+    }
+
+    /// `akima([x...], [y...])` / `zcc(...)`: the list items evaluated as numbers.
+    fn inline_spline(&mut self, decl: &SplineDecl, method: &str) -> Option<fdc_ir::SplineTable> {
+        let mut cols: Vec<(Vec<f64>, Vec<Span>)> = Vec::new();
+        for a in decl.args.iter().take(2) {
+            let ExprKind::List(items) = &a.kind else {
+                return None; // reported by the checker
+            };
+            let mut vals = Vec::new();
+            for it in items {
+                match self.numeric(it).as_deref() {
+                    Some([v]) => vals.push(*v),
+                    Some(_) => {
+                        self.err(it.span, "spline data are scalars");
+                        return None;
+                    }
+                    None => return None,
+                }
+            }
+            cols.push((vals, items.iter().map(|i| i.span).collect()));
+        }
+        let [(xs, xspans), (ys, yspans)] = &cols[..] else {
+            return None;
+        };
+        let name = &decl.name.name;
+        match spline::table(method, xs, ys) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                let (code, span, msg, label, hint) = match e {
+                    spline::DataError::NotIncreasing(i) => (
+                        "E0914",
+                        xspans[i],
+                        format!(
+                            "the x values of spline `{name}` do not increase: x[{i}] = {} after {}",
+                            xs[i],
+                            xs[i - 1]
+                        ),
+                        "not greater than the x before it",
+                        "the x values of a spline must be strictly increasing",
+                    ),
+                    spline::DataError::NotFinite(i) => (
+                        "E0911",
+                        if xs[i].is_finite() {
+                            yspans[i]
+                        } else {
+                            xspans[i]
+                        },
+                        format!("point {i} of spline `{name}` is not a finite number"),
+                        "not finite",
+                        "spline data must be finite numbers",
+                    ),
+                    spline::DataError::TooFew(n) => (
+                        "E0913",
+                        decl.span,
+                        format!("spline `{name}` has {n} point(s)"),
+                        "too few points",
+                        "a spline needs at least 2 points",
+                    ),
+                    spline::DataError::Other(m) => (
+                        "E0914",
+                        decl.span,
+                        m,
+                        "invalid spline",
+                        "check the spline's data",
+                    ),
+                };
+                self.spline_error(code, span, msg, label, hint);
+                None
+            }
+        }
+    }
+
+    /// `table("file", xcol, ycol [, header_lines])`: the points read from the file.
+    fn file_spline(
+        &mut self,
+        decl: &SplineDecl,
+        files: Option<&SourceFiles>,
+    ) -> Option<fdc_ir::SplineTable> {
+        let args = &decl.args;
+        let ExprKind::Str(file) = &args.first()?.kind else {
+            return None; // reported by the checker
+        };
+        // The call `table(...)`: from the method name to the last argument.
+        let call = Span::new(
+            decl.method.span.file,
+            decl.method.span.start as usize,
+            args.last().map_or(decl.span.end, |a| a.span.end) as usize + 1,
+        );
+        let whole = |this: &mut Self, a: &Expr, what: &str| -> Option<usize> {
+            let text = match &a.kind {
+                ExprKind::Number(t) => t.as_str(),
+                _ => return None,
+            };
+            match text.parse::<usize>() {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    this.spline_error(
+                        "E0912",
+                        a.span,
+                        format!("the {what} of `table` must be a whole number, found `{text}`"),
+                        "not a whole number",
+                        "columns are counted from 0; the header line count is a whole number",
+                    );
+                    None
+                }
+            }
+        };
+        let xcol = whole(self, args.get(1)?, "x column")?;
+        let ycol = whole(self, args.get(2)?, "y column")?;
+        let header = match args.get(3) {
+            Some(a) => whole(self, a, "header line count")?,
+            None => 0,
+        };
+        let Some(model) = files.and_then(|f| f.path(decl.span.file)) else {
+            self.spline_error(
+                "E0910",
+                call,
+                format!("cannot read table `{file}`: the location of the model file is unknown"),
+                "table file relative to an unknown directory",
+                "build the model from a file, so relative table paths can be resolved",
+            );
+            return None;
+        };
+        let dir = model.parent().unwrap_or(std::path::Path::new(""));
+        let path = dir.join(file);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                self.spline_error(
+                    "E0910",
+                    call,
+                    format!("cannot read table `{}`: {e}", path.display()),
+                    "this table file",
+                    &format!(
+                        "the path is relative to the model file's directory (`{}`)",
+                        if dir.as_os_str().is_empty() {
+                            ".".to_string()
+                        } else {
+                            dir.display().to_string()
+                        }
+                    ),
+                );
+                return None;
+            }
+        };
+        let shown = path.display().to_string();
+        let (xs, ys, lines) = match spline::read_table(&text, xcol, ycol, header) {
+            Ok(p) => p,
+            Err(spline::TableError::Column { line, col, found }) => {
+                let arg = if col == xcol { &args[1] } else { &args[2] };
+                self.spline_error(
+                    "E0912",
+                    arg.span,
+                    format!("line {line} of `{shown}` has {found} column(s), no column {col}"),
+                    "column out of range",
+                    "columns are counted from 0; every data line needs both columns",
+                );
+                return None;
+            }
+            Err(spline::TableError::Number { line, col, text }) => {
+                self.spline_error(
+                    "E0911",
+                    call,
+                    format!("line {line}, column {col} of `{shown}`: `{text}` is not a finite number"),
+                    "reading this table",
+                    "the header line count (4th argument) skips leading text lines; `#` starts a comment line",
+                );
+                return None;
+            }
+        };
+        match spline::table("akima", &xs, &ys) {
+            Ok(t) => Some(t),
+            Err(spline::DataError::TooFew(n)) => {
+                self.spline_error(
+                    "E0913",
+                    call,
+                    format!("table `{shown}` has {n} data line(s)"),
+                    "too few points",
+                    "a spline needs at least 2 points",
+                );
+                None
+            }
+            Err(spline::DataError::NotIncreasing(i)) => {
+                self.spline_error(
+                    "E0914",
+                    call,
+                    format!(
+                        "the x values of `{shown}` do not increase: line {} has x = {} after {}",
+                        lines[i],
+                        xs[i],
+                        xs[i - 1]
+                    ),
+                    "reading this table",
+                    "the x column of a table must be strictly increasing (sorted, no repeats)",
+                );
+                None
+            }
+            Err(e) => {
+                self.spline_error(
+                    "E0911",
+                    call,
+                    format!("table `{shown}`: {e:?}"),
+                    "reading this table",
+                    "check the table's numbers",
+                );
+                None
+            }
+        }
     }
 
     /// A model-level expression as numbers.
@@ -567,6 +848,7 @@ impl<'a> Lowering<'a> {
                     Err(msg) => self.errors.push(LowerError {
                         span: Some(*fspan),
                         message: msg,
+                        ..Default::default()
                     }),
                 }
             }
@@ -644,6 +926,7 @@ impl<'a> Lowering<'a> {
                 errors.push(LowerError {
                     span: Some(*fspan),
                     message: format!("`{}` has no field `{name_f}`", key.0),
+                    ..Default::default()
                 });
             }
         }
@@ -661,6 +944,7 @@ impl<'a> Lowering<'a> {
                                     key.0,
                                     s.size
                                 ),
+                                ..Default::default()
                             });
                             continue;
                         }
@@ -675,6 +959,7 @@ impl<'a> Lowering<'a> {
                                     "`{name}` needs the field `{}` (declared at {}..{})",
                                     s.name, s.span.start, s.span.end
                                 ),
+                                ..Default::default()
                             });
                             continue;
                         }
@@ -687,6 +972,7 @@ impl<'a> Lowering<'a> {
                 Err(msg) => errors.push(LowerError {
                     span: Some(span),
                     message: format!("`{name}`: {msg}"),
+                    ..Default::default()
                 }),
             }
         }
@@ -709,6 +995,7 @@ impl<'a> Lowering<'a> {
                         "`{name}`: {what} of `{}` is {} (a zero-length axis or distance?)",
                         key.0, p[bad]
                     ),
+                    ..Default::default()
                 });
             }
         }
@@ -834,6 +1121,7 @@ impl<'a> Lowering<'a> {
                     return Err(vec![LowerError {
                         span: Some(def.name.span),
                         message: e.to_string(),
+                        ..Default::default()
                     }])
                 }
             }
