@@ -28,7 +28,13 @@ fn temp_model(name: &str, text: &str) -> PathBuf {
 
 #[test]
 fn valid_examples_exit_0_silently() {
-    for ex in ["pendulum", "spring_mass", "double_pendulum", "slider_crank"] {
+    for ex in [
+        "pendulum",
+        "spring_mass",
+        "double_pendulum",
+        "slider_crank",
+        "spline_lift",
+    ] {
         let p = root().join(format!("examples/{ex}.fd"));
         let out = fdc(&["check", p.to_str().unwrap()]);
         assert_eq!(

@@ -176,3 +176,29 @@ fn table_problems_are_diagnostics_with_codes_and_hints() {
     );
     assert!(inline.contains("E0914"), "{inline}");
 }
+
+#[test]
+fn the_cam_example_passes_through_its_profile_points() {
+    // 600 rpm = 3600 °/s: with outputs every 30° the samples land on the knots.
+    let (sink, _) = simulate(common::build_example("spline_lift.fd"), |s| {
+        s.step = 1.0 / 36000.0;
+        s.output_every = 30.0 / 3600.0;
+    });
+    let profile = [0.0, 0.0, 0.0, 1.5, 5.5, 8.0, 8.0, 5.5, 1.5, 0.0, 0.0];
+    let lift = channel(&sink, "lift");
+    let mut compared = 0;
+    for (i, &t) in sink.times.iter().enumerate() {
+        let k = (t * 3600.0 / 30.0).round() as usize;
+        if k < profile.len() && (t * 3600.0 - 30.0 * k as f64).abs() < 1e-6 {
+            assert!(
+                (lift[i] - 1e-3 * profile[k]).abs() < 1e-9,
+                "{}°: lift {} vs {} mm",
+                30 * k,
+                lift[i],
+                profile[k]
+            );
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, profile.len(), "samples on the knots");
+}
