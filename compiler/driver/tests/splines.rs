@@ -134,6 +134,8 @@ fn table_problems_are_diagnostics_with_codes_and_hints() {
         "{missing}"
     );
     assert!(missing.contains("relative to the model file"), "{missing}");
+    // The failed spline's uses do not add follow-on errors.
+    assert!(!missing.contains("E0900"), "{missing}");
 
     let bad = build_error(
         "bad",

@@ -20,6 +20,8 @@ pub struct Globals<'a> {
     pub gravity: [f64; 3],
     /// Spline tables by name (computed from the declarations at build time).
     pub splines: HashMap<String, fdc_ir::SplineTable>,
+    /// Splines whose data had an error (already reported): their calls stay quiet.
+    pub broken_splines: std::collections::HashSet<String>,
 }
 
 /// Where the nodes go: a plain graph (model level) or an element under construction.
@@ -296,6 +298,10 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 };
             }
             _ => {}
+        }
+        if self.globals.broken_splines.contains(f) {
+            // The declaration's error is reported; the whole lowering fails with it.
+            return None;
         }
         if let Some(table) = self.globals.splines.get(f) {
             let [arg] = args else {

@@ -352,8 +352,13 @@ impl<'a> Lowering<'a> {
             "table" => self.file_spline(decl, files),
             _ => None, // reported by the checker
         };
-        if let Some(t) = table {
-            self.globals.splines.insert(decl.name.name.clone(), t);
+        match table {
+            Some(t) => {
+                self.globals.splines.insert(decl.name.name.clone(), t);
+            }
+            None => {
+                self.globals.broken_splines.insert(decl.name.name.clone());
+            }
         }
     }
 
