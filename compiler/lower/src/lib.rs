@@ -441,7 +441,7 @@ impl<'a> Lowering<'a> {
                         decl.span,
                         m,
                         "invalid spline",
-                        "check the spline's data",
+                        "x values this close cannot carry a cubic piece; spread them out",
                     ),
                 };
                 self.spline_error(code, span, msg, label, hint);
@@ -576,12 +576,16 @@ impl<'a> Lowering<'a> {
                 None
             }
             Err(e) => {
+                let why = match e {
+                    spline::DataError::Other(m) => m,
+                    other => format!("{other:?}"),
+                };
                 self.spline_error(
-                    "E0911",
+                    "E0914",
                     call,
-                    format!("table `{shown}`: {e:?}"),
+                    format!("table `{shown}`: {why}"),
                     "reading this table",
-                    "check the table's numbers",
+                    "x values this close cannot carry a cubic piece; thin out the table",
                 );
                 None
             }

@@ -315,5 +315,10 @@ mod tests {
             table("zcc", &[0.0, 1.0, 1.0], &[1.0, 2.0, 3.0]).err(),
             Some(DataError::NotIncreasing(2))
         );
+        // Spacing so small that the cubic coefficients overflow: an error, no panic.
+        assert!(matches!(
+            table("akima", &[0.0, 1e-200, 1.0], &[0.0, 1.0, 0.0]),
+            Err(DataError::Other(_))
+        ));
     }
 }
