@@ -88,16 +88,25 @@ impl SplineTable {
     /// Per piece, `base` followed by the Horner coefficients (lowest power first) of
     /// the `deriv`-th derivative: `4 − deriv` of them. Empty for `deriv > 3`.
     pub fn coefficients(&self, deriv: u8) -> Vec<Vec<f64>> {
-        self.pieces
-            .iter()
-            .map(|&[b, c0, c1, c2, c3]| match deriv {
-                0 => vec![b, c0, c1, c2, c3],
-                1 => vec![b, c1, 2.0 * c2, 3.0 * c3],
-                2 => vec![b, 2.0 * c2, 6.0 * c3],
-                3 => vec![b, 6.0 * c3],
-                _ => vec![],
+        (0..self.pieces.len())
+            .map(|k| {
+                let (c, n) = self.piece_coefficients(k, deriv);
+                c[..n].to_vec()
             })
             .collect()
+    }
+
+    /// [`Self::coefficients`] of one piece, without allocating: the array and how many
+    /// of its entries are used.
+    fn piece_coefficients(&self, piece: usize, deriv: u8) -> ([f64; 5], usize) {
+        let [b, c0, c1, c2, c3] = self.pieces[piece];
+        match deriv {
+            0 => ([b, c0, c1, c2, c3], 5),
+            1 => ([b, c1, 2.0 * c2, 3.0 * c3, 0.0], 4),
+            2 => ([b, 2.0 * c2, 6.0 * c3, 0.0, 0.0], 3),
+            3 => ([b, 6.0 * c3, 0.0, 0.0, 0.0], 2),
+            _ => ([0.0; 5], 0),
+        }
     }
 
     /// The piece `x` falls in: the number of knots `≤ x` (0 for NaN), found by the
@@ -118,9 +127,8 @@ impl SplineTable {
         if deriv > MAX_DERIV {
             return 0.0;
         }
-        let piece = self.piece_index(x);
-        let c = &self.coefficients(deriv)[piece];
-        horner(&c[1..], x - c[0])
+        let (c, n) = self.piece_coefficients(self.piece_index(x), deriv);
+        horner(&c[1..n], x - c[0])
     }
 
     /// True if both tables hold the same bits (the identity hash-consing uses).
