@@ -110,6 +110,7 @@ const BUILTIN_FNS: &[(&str, usize)] = &[
     ("frame", 1),
     ("rotation", 1),
     ("initial", 1),
+    ("at_time", 2),
     ("rate", 1),
 ];
 const BODY_PROPS: &[&str] = &[
@@ -987,7 +988,15 @@ impl<'m> Checker<'m> {
                 StmtKind::State { name, value } => {
                     let v = self.expr(value, &env);
                     self.expect_value(value.span, v.ty, &format!("state `{}`", name.name));
-                    self.add_local(&mut env, name, v.ty, false, Vec::new());
+                    // `param NAME` before it gives the initial value, and the value may
+                    // use NAME (the last accepted one); otherwise NAME is declared here.
+                    match params.iter().find(|p| p.name == name.name) {
+                        Some(p) => {
+                            let want = p.ty;
+                            self.expect(value.span, v.ty, want, &format!("state `{}`", name.name));
+                        }
+                        None => self.add_local(&mut env, name, v.ty, false, Vec::new()),
+                    }
                 }
                 StmtKind::Output { name, value } => {
                     let v = self.expr(value, &env);
@@ -1989,6 +1998,9 @@ impl<'m> Checker<'m> {
             ("initial", [t]) if t.is_numeric() => {
                 return Val { ty: *t, dep: false };
             }
+            ("at_time", [t, Scalar]) if t.is_numeric() => {
+                return Val { ty: *t, dep: false };
+            }
             ("rate", [t]) if t.is_numeric() => {
                 return Val { ty: *t, dep: true };
             }
@@ -2049,6 +2061,7 @@ fn builtin_signature(n: &str) -> &'static str {
         "quat" => "(scalar, scalar, scalar, scalar)",
         "rotation" => "(quat)",
         "initial" | "rate" => "a scalar, vec3, mat3 or quat",
+        "at_time" => "(e, T): e a scalar, vec3, mat3 or quat, T a scalar",
         "atan2" | "min" | "max" => "(scalar, scalar)",
         "step" => "(x, x0, h0, x1, h1), all scalars",
         _ => "(scalar)",

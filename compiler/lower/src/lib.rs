@@ -680,7 +680,14 @@ impl<'a> Lowering<'a> {
                         }
                     },
                 },
-                Fill::Hidden(h) => eval_nodes(&self.graph, &h.nodes, &q, &v, &p, Time::Initial),
+                Fill::Hidden(h) => match h.time {
+                    None => eval_nodes(&self.graph, &h.nodes, &q, &v, &p, Time::Initial),
+                    // `at_time(e, T)`: T first (parameters only), then e at t = T.
+                    Some(when) => eval_nodes(&self.graph, &[when], &q, &v, &p, Time::Forbidden)
+                        .and_then(|x| {
+                            eval_nodes(&self.graph, &h.nodes, &q, &v, &p, Time::At(x[0]))
+                        }),
+                },
             };
             match value {
                 Ok(x) => p[offset..offset + x.len()].copy_from_slice(&x),
@@ -1326,29 +1333,41 @@ fn lower_stmts(
                     .iter()
                     .find(|s: &&ParamSlot| s.name == name.name)
                     .cloned();
-                let v = lw.expr(value);
-                match (slot, v.and_then(|v| v.scalars())) {
-                    (Some(slot), Some(ids)) if ids.len() == slot.size => {
-                        if let Target::Element(bl) = &mut lw.target {
-                            for (i, id) in ids.into_iter().enumerate() {
-                                bl.state(slot.offset + i, id);
-                            }
-                        }
+                let Some(ids) = lw.expr(value).and_then(|v| v.scalars().map(|s| (v, s))) else {
+                    continue;
+                };
+                let (v, ids) = ids;
+                let slot = match slot {
+                    Some(slot) => slot,
+                    None => {
+                        // No `param NAME` before: the state is declared here and starts
+                        // at its value in the initial configuration.
+                        let slot = ParamSlot {
+                            name: name.name.clone(),
+                            offset: lw.next_param,
+                            size: ids.len(),
+                            default: Some(ids.clone()),
+                            span: name.span,
+                        };
+                        lw.next_param += ids.len();
+                        let inputs: Vec<Id> = (0..slot.size)
+                            .map(|i| lw.target.g().input(fdc_ir::Slot::P, slot.offset + i))
+                            .collect();
+                        lw.scope.insert(name.name.clone(), v.with_scalars(&inputs));
+                        ctx.slots.push(slot.clone());
+                        slot
                     }
-                    (None, _) => {
-                        lw.error::<()>(
-                            name.span,
-                            format!(
-                                "`state {}` needs a parameter `{}` declared before it",
-                                name.name, name.name
-                            ),
-                        );
-                    }
-                    _ => {
-                        lw.error::<()>(
-                            stmt.span,
-                            "the state value does not match its parameter's type",
-                        );
+                };
+                if ids.len() != slot.size {
+                    lw.error::<()>(
+                        stmt.span,
+                        "the state value does not match its parameter's type",
+                    );
+                    continue;
+                }
+                if let Target::Element(bl) = &mut lw.target {
+                    for (i, id) in ids.into_iter().enumerate() {
+                        bl.state(slot.offset + i, id);
                     }
                 }
             }
