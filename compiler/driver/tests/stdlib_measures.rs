@@ -247,3 +247,39 @@ fn a_ramped_rotation_driver_follows_the_activation_polynomial_then_the_schedule(
     // At rest at t = 0, although f(0) = 1.
     assert!(angle[0].abs() < 1e-12 && rate[0].abs() < 1e-9);
 }
+
+#[test]
+fn a_one_off_drag_torque_slows_a_wheel_exponentially() {
+    // `force drag: on(wheel) { ... }` with the model parameter c: J ω̇ = −c ω, so
+    // ω(t) = ω0 exp(−c t / J); the inline output is the dissipated power −c ω².
+    let (j, c, w0) = (0.05, 0.02, 30.0);
+    let model = format!(
+        "param c = {c};
+         body wheel: rigid_body {{ mass = 1; inertia = [0.1, 0.1, {j}];
+             angular_velocity = [0, 0, {w0}]; }}
+         joint axle: revolute(wheel) {{ at = [0, 0, 0]; axis = [0, 0, 1]; }}
+         force drag: on(wheel, ground) {{
+             apply torque -c*(wheel.omega - ground.omega) on wheel;
+             output power = -c*dot(wheel.omega, wheel.omega);
+         }}
+         simulate {{ end = 2; step = 1e-3; output_every = 0.05; }}"
+    );
+    let (sink, _) = simulate(build_text("drag", &model), |_| {});
+    let (w, p) = (
+        channel(&sink, "wheel.omega.z"),
+        channel(&sink, "drag.power"),
+    );
+    for (i, &t) in sink.times.iter().enumerate() {
+        let want = w0 * (-c * t / j).exp();
+        assert!(
+            (w[i] - want).abs() < 1e-4 * w0,
+            "t {t}: ω {} vs {want}",
+            w[i]
+        );
+        assert!(
+            (p[i] + c * w[i] * w[i]).abs() < 1e-9 * c * w0 * w0,
+            "t {t}: power"
+        );
+    }
+    assert!(*w.last().unwrap() < 0.5 * w0);
+}

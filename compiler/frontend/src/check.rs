@@ -156,6 +156,9 @@ struct Val {
 enum Ctx {
     Model,
     Type,
+    /// A one-off element (`force f: on(b) { ... }`): a type that also sees the
+    /// model's parameters.
+    Inline,
     Fn,
 }
 
@@ -777,7 +780,11 @@ impl<'m> Checker<'m> {
     }
 
     fn check_typedef(&mut self, def: &'m TypeDef, stdlib: bool) -> TypeInfo {
-        let mut env = Env::new(Ctx::Type);
+        let mut env = Env::new(if def.inline_instance().is_some() {
+            Ctx::Inline
+        } else {
+            Ctx::Type
+        });
         for s in &def.body {
             let declared = match &s.kind {
                 StmtKind::Param(p) => Some(&p.name),
@@ -1735,6 +1742,32 @@ impl<'m> Checker<'m> {
         if env.ctx != Ctx::Type {
             if let Some((g, gspan)) = self.globals.get(n).copied() {
                 return match g {
+                    Global::Input(_) if env.ctx == Ctx::Inline => {
+                        self.diags.push(
+                            Diagnostic::error(
+                                "E0201",
+                                format!("the input `{n}` is not visible in a one-off element"),
+                            )
+                            .at(span, "an input changes at run time")
+                            .note(
+                                "write an element type with a field and set the field to the input",
+                            ),
+                        );
+                        val(Ty::Error, false)
+                    }
+                    Global::Instance(i)
+                        if env.ctx == Ctx::Inline && self.instances[i].kind == Kind::Body =>
+                    {
+                        self.diags.push(
+                            Diagnostic::error(
+                                "E0306",
+                                format!("the body `{n}` is not connected to this element"),
+                            )
+                            .at(span, "not in the `on(...)` list")
+                            .note(format!("connect it: `on(..., {n})`")),
+                        );
+                        val(Ty::Error, false)
+                    }
                     Global::Param(i) | Global::Input(i) => {
                         let input = matches!(g, Global::Input(_));
                         match self.global_param(i, input) {
