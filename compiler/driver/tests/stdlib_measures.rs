@@ -283,3 +283,65 @@ fn a_one_off_drag_torque_slows_a_wheel_exponentially() {
     }
     assert!(*w.last().unwrap() < 0.5 * w0);
 }
+
+#[test]
+fn fix_dof_rows_in_a_tilted_frame_make_the_same_hinge_as_revolute() {
+    // Fix list [1, 1, 1, 1, 1, 0] in the frame whose third axis is the hinge axis:
+    // five `fix_dof` rows. A twin pendulum on the `revolute` preset (built from the
+    // other primitives) is the reference; both swing in 3-D about a tilted axis.
+    let axis = [0.3f64, -0.4, 0.866];
+    let n = (axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]).sqrt();
+    let k = axis.map(|c| c / n);
+    // Any frame with k as third column.
+    let e0 = {
+        let h = [1.0, 0.0, 0.0];
+        let d = k[0];
+        let v = [h[0] - d * k[0], h[1] - d * k[1], h[2] - d * k[2]];
+        let m = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+        v.map(|c| c / m)
+    };
+    let e1 = [
+        k[1] * e0[2] - k[2] * e0[1],
+        k[2] * e0[0] - k[0] * e0[2],
+        k[0] * e0[1] - k[1] * e0[0],
+    ];
+    let axes = format!(
+        "[[{}, {}, {}], [{}, {}, {}], [{}, {}, {}]]",
+        e0[0], e1[0], k[0], e0[1], e1[1], k[1], e0[2], e1[2], k[2]
+    );
+    let body = |name: &str, y: f64| {
+        format!(
+            "body {name}: rigid_body {{ mass = 1.5; inertia = [0.02, 0.05, 0.04];
+                 position = [0.6, {y}, 0.1]; angular_velocity = [0.5, 0.2, 0.1]; }}\n"
+        )
+    };
+    let mut model = String::from("gravity [0, 0, -9.81];\n");
+    model += &body("twin", 0.0);
+    model += &body("gen", 5.0);
+    model += &format!("joint hinge: revolute(twin) {{ at = [0, 0, 0]; axis = {axis:?}; }}\n");
+    for dof in 0..5 {
+        model += &format!(
+            "joint g{dof}: fix_dof(gen) {{ at = [0, 5, 0]; axes = {axes}; dof = {dof}; }}\n"
+        );
+    }
+    model += "simulate { end = 1.5; step = 1e-3; output_every = 0.05; }\n";
+    let (sink, _) = simulate(build_text("fixdof", &model), |_| {});
+    for c in ["x", "y", "z"] {
+        let (a, b) = (
+            channel(&sink, &format!("twin.R.{c}")),
+            channel(&sink, &format!("gen.R.{c}")),
+        );
+        let shift = if c == "y" { 5.0 } else { 0.0 };
+        for (i, &t) in sink.times.iter().enumerate() {
+            assert!(
+                (b[i] - shift - a[i]).abs() < 1e-9,
+                "t {t}: R.{c} {} vs {}",
+                b[i],
+                a[i]
+            );
+        }
+    }
+    // It did swing.
+    let z = channel(&sink, "gen.R.z");
+    assert!(z.iter().cloned().fold(f64::INFINITY, f64::min) < 0.0);
+}
