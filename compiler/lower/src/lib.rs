@@ -7,9 +7,11 @@
 //! multipliers `<primitive>.lambda`; other nested instances become `<parent>.<name>`);
 //! every element type is lowered once per pattern of ground connections; values that
 //! belong to an instance
-//! (`initial(e)`, `b.local(x)`, parameter defaults, fields of nested instances) become
+//! (`initial(e)`, `at_time(e, T)`, `b.local(x)`, parameter defaults, the start values of
+//! element `state`, fields of nested instances) become
 //! parameter slots computed numerically at build time from the initial configuration.
-//! So a changed number never changes the IR: `--set` never recompiles.
+//! So a changed number never changes the IR: `--set` never recompiles (except model
+//! parameters in a time-dependent field or a one-off element, which are compiled in).
 //!
 //! **Architecture invariant:** must not know LLVM or the runtime. It runs only on a
 //! model the front end has checked; anything it still cannot lower is a [`LowerError`]
