@@ -375,3 +375,48 @@ fn measures_work_in_model_outputs() {
         assert!((speed[i] - 2.5).abs() < 1e-4, "t {t}: speed {}", speed[i]);
     }
 }
+
+#[test]
+fn a_state_without_a_parameter_starts_at_its_value_and_follows_accepted_steps() {
+    // `state z = ...;` alone: its start value is z(0), and after every accepted step
+    // it is the new height, so at each output time it equals the body's own channel.
+    // `peak` keeps the largest height seen: a state that uses its last value. (All
+    // states are updated together from their last values, so `peak` uses the height
+    // itself, not the state `z`, which would lag one step.)
+    let model = "gravity [0, 0, -9.81];
+         body ball: rigid_body { mass = 1; inertia = [1, 1, 1]; position = [0, 0, 2];
+             velocity = [0, 0, 3]; }
+         sensor tracker(b: body) {
+             state z = b.position.z;
+             param peak = initial(b.position.z);
+             let h = b.position.z;
+             state peak = 0.5*(peak + h + sqrt((peak - h)^2 + 1e-12));
+             output z = z;
+             output peak = peak;
+         }
+         sensor s: tracker(ball);
+         simulate { end = 1; step = 1e-3; output_every = 0.01; }";
+    let (sink, _) = simulate(build_text("state", model), |_| {});
+    let (z, peak, rz) = (
+        channel(&sink, "s.z"),
+        channel(&sink, "s.peak"),
+        channel(&sink, "ball.R.z"),
+    );
+    let top = 2.0 + 3.0 * 3.0 / (2.0 * 9.81);
+    for (i, &t) in sink.times.iter().enumerate() {
+        assert!(
+            (z[i] - rz[i]).abs() < 1e-12,
+            "t {t}: state {} vs {}",
+            z[i],
+            rz[i]
+        );
+        // The peak is max over the accepted steps of 2 + 3t − g t²/2 (smooth max with
+        // a 1e-6 m blend), so at most the apex.
+        let want = if t < 3.0 / 9.81 { rz[i] } else { top };
+        assert!(
+            (peak[i] - want).abs() < 1e-5,
+            "t {t}: peak {} vs {want}",
+            peak[i]
+        );
+    }
+}
