@@ -195,6 +195,10 @@ pub fn run(a: &RunArgs) -> ExitCode {
         Ok(s) => (s, None),
         Err(e) => (e.stats.clone(), Some(e)),
     };
+    // Removed redundant constraints (e.g. a planar loop of 3-D joints).
+    for w in sys.warnings() {
+        eprintln!("warning: {w}");
+    }
     if !a.quiet {
         let tm = &built.timings;
         eprintln!(

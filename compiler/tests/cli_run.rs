@@ -332,3 +332,50 @@ fn a_zero_axis_is_reported_at_the_users_joint_and_a_massless_body_without_a_pani
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn every_example_file_checks_and_runs_to_its_end() {
+    let dir_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut names: Vec<String> = std::fs::read_dir(&dir_path)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".fd"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 8, "{names:?}");
+    let dir = temp("all-examples");
+    for name in &names {
+        let out = Command::new(env!("CARGO_BIN_EXE_fdc"))
+            .args(["check", &example(name)])
+            .output()
+            .expect("fdc runs");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let csv = dir.join(name.replace(".fd", ".csv"));
+        let out = fdc(&[&example(name), "-o", csv.to_str().unwrap()], &dir);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{name}: {stderr}");
+        // The run reached the model's own end time (`end = X;` in `simulate`).
+        let end = std::fs::read_to_string(example(name))
+            .unwrap()
+            .lines()
+            .find_map(|l| {
+                let (key, value) = l.split_once('=')?;
+                (key.trim() == "end").then_some(())?;
+                value.split(';').next()?.trim().parse::<f64>().ok()
+            })
+            .unwrap_or_else(|| panic!("{name} has no `end = ...;` line"));
+        assert!(
+            stderr.contains(&format!("run: t = {end:.6} s")),
+            "{name}: {stderr}"
+        );
+        if name == "four_bar.fd" {
+            // A planar loop of four 3-D hinges: 3 constraints are redundant.
+            assert_eq!(stderr.matches("is redundant").count(), 3, "{stderr}");
+        }
+    }
+}

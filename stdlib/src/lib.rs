@@ -11,4 +11,5 @@ pub const FILES: &[(&str, &str)] = &[
     ("forces.fd", include_str!("../forces.fd")),
     ("drivers.fd", include_str!("../drivers.fd")),
     ("sensors.fd", include_str!("../sensors.fd")),
+    ("measures.fd", include_str!("../measures.fd")),
 ];

@@ -216,3 +216,112 @@ fn an_imu_on_a_spinning_falling_body_reads_the_closed_form() {
         assert!(wx[i].abs() < 1e-12 && (wz[i] - 2.0).abs() < 1e-12);
     }
 }
+
+/// Angles of a channel of wrapped angles made continuous.
+fn unwrap_series(a: &[f64]) -> Vec<f64> {
+    let tau = std::f64::consts::TAU;
+    let mut out = vec![a[0]];
+    for &x in &a[1..] {
+        let last = *out.last().unwrap();
+        out.push(last + (x - last + std::f64::consts::PI).rem_euclid(tau) - std::f64::consts::PI);
+    }
+    out
+}
+
+#[test]
+fn the_heavy_top_precesses_at_the_gyroscopic_rate() {
+    let (sink, _) = simulate(build_example("spinning_top.fd"), |_| {});
+    let (m, g, l, j3, spin) = (1.0, 9.81, 0.05, 2e-3, 300.0);
+    let omega = m * g * l / (j3 * spin);
+    let az = unwrap_series(&channel(&sink, "azimuth"));
+    let t_end = *sink.times.last().unwrap();
+    let measured = (az.last().unwrap() - az[0]) / t_end;
+    // The approximation neglects Ω² J1' cos θ against Ω J3 ω3 (J1' = J1 + m l² about
+    // the tip): here about 0.6 %; the small nutation averages out over 2 s.
+    assert!(
+        (measured - omega).abs() < 0.01 * omega,
+        "precession {measured} vs m g l/(J3 ω3) = {omega}"
+    );
+    // The tip stays at the origin: the centre of mass keeps its distance l.
+    let r = [
+        channel(&sink, "top.R.x"),
+        channel(&sink, "top.R.y"),
+        channel(&sink, "top.R.z"),
+    ];
+    for (i, t) in sink.times.iter().enumerate() {
+        let d = (r[0][i].powi(2) + r[1][i].powi(2) + r[2][i].powi(2)).sqrt();
+        assert!((d - l).abs() < 1e-9, "t {t}: |R| = {d}");
+    }
+}
+
+#[test]
+fn the_gear_pair_holds_its_ratio_over_many_revolutions() {
+    let (sink, _) = simulate(build_example("gear_pair.fd"), |_| {});
+    let (ratio, torque, j1, j2) = (2.5, 0.2, 2e-3, 2e-2);
+    // Reduced to the pinion: (J1 + J2/n²) φ̈1 = τ.
+    let acc = torque / (j1 + j2 / (ratio * ratio));
+    let (a1, a2) = (channel(&sink, "mesh.angle1"), channel(&sink, "mesh.angle2"));
+    // The pinion's angle from its quaternion, unwrapped here, independent of the
+    // element state of the gear.
+    let (w, z) = (
+        channel(&sink, "pinion.theta.w"),
+        channel(&sink, "pinion.theta.z"),
+    );
+    let q_angle: Vec<f64> = w.iter().zip(&z).map(|(w, z)| 2.0 * z.atan2(*w)).collect();
+    let q_angle = unwrap_series(&q_angle);
+    for (i, &t) in sink.times.iter().enumerate() {
+        assert!((a1[i] + ratio * a2[i]).abs() < 1e-9, "t {t}: ratio broken");
+        let want = 0.5 * acc * t * t;
+        assert!(
+            (a1[i] - want).abs() < 1e-4 * (1.0 + want),
+            "t {t}: {} vs {want}",
+            a1[i]
+        );
+        assert!((q_angle[i] - a1[i]).abs() < 1e-8, "t {t}: quaternion angle");
+    }
+    assert!(*a1.last().unwrap() > 10.0 * std::f64::consts::TAU);
+}
+
+#[test]
+fn the_four_bar_closes_its_loop_while_the_crank_turns() {
+    let (sink, _) = simulate(build_example("four_bar.fd"), |_| {});
+    let (a, b, c, d) = (0.2f64, 0.5f64, 0.4f64, 0.5f64);
+    let phi = channel(&sink, "motor.angle");
+    let (rx, ry) = (channel(&sink, "rocker.R.x"), channel(&sink, "rocker.R.y"));
+    for (i, &t) in sink.times.iter().enumerate() {
+        // Crank pin B, then C on the circles about B (radius b) and D (radius c), on
+        // the branch the model starts on (left of the line B → D).
+        let th = std::f64::consts::FRAC_PI_2 + phi[i];
+        let (bx, by) = (a * th.cos(), a * th.sin());
+        let (ux, uy) = (d - bx, -by);
+        let e = (ux * ux + uy * uy).sqrt();
+        let x = (b * b - c * c + e * e) / (2.0 * e);
+        let h = (b * b - x * x).sqrt();
+        let (cx, cy) = (bx + (x * ux - h * uy) / e, by + (x * uy + h * ux) / e);
+        assert!((rx[i] - (d + cx) / 2.0).abs() < 1e-8, "t {t}: rocker x");
+        assert!((ry[i] - cy / 2.0).abs() < 1e-8, "t {t}: rocker y");
+        // After the ramp the crank turns at one revolution per second.
+        if t >= 0.5 {
+            assert!((phi[i] - std::f64::consts::TAU * t).abs() < 1e-9, "t {t}");
+        }
+    }
+}
+
+#[test]
+fn the_quarter_car_settles_on_the_bump_carrying_its_weight() {
+    let (sink, _) = simulate(build_example("quarter_car.fd"), |_| {});
+    let weight = (300.0 + 40.0) * 9.81;
+    let tyre = channel(&sink, "tyre.tension");
+    let height = channel(&sink, "ride_height");
+    let n = sink.times.len() - 1;
+    // At rest the tyre carries the whole weight (it pushes: negative tension).
+    assert!(
+        (tyre[0] + weight).abs() < 1e-6 * weight,
+        "t = 0: {}",
+        tyre[0]
+    );
+    assert!((tyre[n] + weight).abs() < 5e-3 * weight, "end: {}", tyre[n]);
+    // The springs return to their static deflections, so the body sits `bump` higher
+    // (less the bushings' sag under the load they did not carry at t = 0: < 1 mm).
+    assert!((height[n] - 0.65).abs() < 2e-3, "end height {}", height[n]);
+}

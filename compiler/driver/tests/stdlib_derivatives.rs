@@ -28,10 +28,13 @@ force sd: spring_damper(a, b) { at_a = [0.4, 0.1, 0]; at_b = [0.9, 0, 0.3]; stif
 force cf: constant_force(b) { value = [1, -2, 3]; at = [1.1, 0, 0.4]; }
 force ct: constant_torque(a) { value = [0.3, 0.2, -0.1]; }
 force ts: torsion_spring(a, b) { axis = [0, 0, 1]; stiffness = 5; damping = 0.5; preload = 0.1; }
-driver dr: rotation_driver(a, b) { axis = [0, 0, 1]; value = 0.3*sin(2*t); }
+driver dr: rotation_driver(a, b) { axis = [0, 0, 1]; value = 0.3*sin(2*t); ramp = 0.5; }
+driver dr2: rotation_driver(b) { axis = [0, 1, 0]; value = 2*t; }
 force bu: bushing(a, b) { at = [0.5, 0, 0]; stiffness = [10, 20, 30]; damping = [1, 2, 3];
     rot_stiffness = [4, 5, 6]; rot_damping = [0.1, 0.2, 0.3]; }
-driver dt: translation_driver(b) { at = [1, 0, 0]; axis = [0, 0, 1]; value = 0.1*t^2; }
+joint g3: fix_dof(a, b) { at = [0.3, 0.2, 0.1]; axes = [[0, 1, 0], [0, 0, 1], [1, 0, 0]]; dof = 3; }
+joint g1: fix_dof(b) { at = [0.3, 0.2, 0.1]; dof = 1; }
+driver dt: translation_driver(b) { at = [1, 0, 0]; axis = [0, 0, 1]; value = 0.1*t^2 + 0.2; ramp = 0.6; }
 ";
 
 /// A small deterministic generator (the test must not depend on a seed crate).
@@ -173,7 +176,9 @@ fn every_stdlib_iteration_matrix_is_the_derivative_of_its_residual() {
         "constant_force",
         "constant_torque",
         "torsion_spring",
+        "fix_dof",
         "rotation_driver@dr",
+        "rotation_driver@dr2",
         "translation_driver@dt",
     ] {
         assert!(

@@ -132,6 +132,14 @@ pub struct TypeDef {
     pub span: Span,
 }
 
+impl TypeDef {
+    /// For the element type of a one-off element `KIND NAME: on(BODIES) { ... }` (the
+    /// parser names it `on@NAME`, which source text cannot): NAME.
+    pub fn inline_instance(&self) -> Option<&str> {
+        self.name.name.strip_prefix("on@")
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SplineDecl {
     pub doc: Option<String>,

@@ -110,6 +110,7 @@ const BUILTIN_FNS: &[(&str, usize)] = &[
     ("frame", 1),
     ("rotation", 1),
     ("initial", 1),
+    ("at_time", 2),
     ("rate", 1),
 ];
 const BODY_PROPS: &[&str] = &[
@@ -155,6 +156,9 @@ struct Val {
 enum Ctx {
     Model,
     Type,
+    /// A one-off element (`force f: on(b) { ... }`): a type that also sees the
+    /// model's parameters.
+    Inline,
     Fn,
 }
 
@@ -776,7 +780,11 @@ impl<'m> Checker<'m> {
     }
 
     fn check_typedef(&mut self, def: &'m TypeDef, stdlib: bool) -> TypeInfo {
-        let mut env = Env::new(Ctx::Type);
+        let mut env = Env::new(if def.inline_instance().is_some() {
+            Ctx::Inline
+        } else {
+            Ctx::Type
+        });
         for s in &def.body {
             let declared = match &s.kind {
                 StmtKind::Param(p) => Some(&p.name),
@@ -987,7 +995,15 @@ impl<'m> Checker<'m> {
                 StmtKind::State { name, value } => {
                     let v = self.expr(value, &env);
                     self.expect_value(value.span, v.ty, &format!("state `{}`", name.name));
-                    self.add_local(&mut env, name, v.ty, false, Vec::new());
+                    // `param NAME` before it gives the initial value, and the value may
+                    // use NAME (the last accepted one); otherwise NAME is declared here.
+                    match params.iter().find(|p| p.name == name.name) {
+                        Some(p) => {
+                            let want = p.ty;
+                            self.expect(value.span, v.ty, want, &format!("state `{}`", name.name));
+                        }
+                        None => self.add_local(&mut env, name, v.ty, false, Vec::new()),
+                    }
                 }
                 StmtKind::Output { name, value } => {
                     let v = self.expr(value, &env);
@@ -1726,6 +1742,32 @@ impl<'m> Checker<'m> {
         if env.ctx != Ctx::Type {
             if let Some((g, gspan)) = self.globals.get(n).copied() {
                 return match g {
+                    Global::Input(_) if env.ctx == Ctx::Inline => {
+                        self.diags.push(
+                            Diagnostic::error(
+                                "E0201",
+                                format!("the input `{n}` is not visible in a one-off element"),
+                            )
+                            .at(span, "an input changes at run time")
+                            .note(
+                                "write an element type with a field and set the field to the input",
+                            ),
+                        );
+                        val(Ty::Error, false)
+                    }
+                    Global::Instance(i)
+                        if env.ctx == Ctx::Inline && self.instances[i].kind == Kind::Body =>
+                    {
+                        self.diags.push(
+                            Diagnostic::error(
+                                "E0306",
+                                format!("the body `{n}` is not connected to this element"),
+                            )
+                            .at(span, "not in the `on(...)` list")
+                            .note(format!("connect it: `on(..., {n})`")),
+                        );
+                        val(Ty::Error, false)
+                    }
                     Global::Param(i) | Global::Input(i) => {
                         let input = matches!(g, Global::Input(_));
                         match self.global_param(i, input) {
@@ -1989,6 +2031,9 @@ impl<'m> Checker<'m> {
             ("initial", [t]) if t.is_numeric() => {
                 return Val { ty: *t, dep: false };
             }
+            ("at_time", [t, Scalar]) if t.is_numeric() => {
+                return Val { ty: *t, dep: false };
+            }
             ("rate", [t]) if t.is_numeric() => {
                 return Val { ty: *t, dep: true };
             }
@@ -2049,6 +2094,7 @@ fn builtin_signature(n: &str) -> &'static str {
         "quat" => "(scalar, scalar, scalar, scalar)",
         "rotation" => "(quat)",
         "initial" | "rate" => "a scalar, vec3, mat3 or quat",
+        "at_time" => "(e, T): e a scalar, vec3, mat3 or quat, T a scalar",
         "atan2" | "min" | "max" => "(scalar, scalar)",
         "step" => "(x, x0, h0, x1, h1), all scalars",
         _ => "(scalar)",

@@ -10,7 +10,9 @@
 //! **Architecture invariant:** the front end never fails and never panics. It returns a
 //! (possibly partial) AST plus diagnostics, so the language server can work on
 //! half-typed text. It knows nothing numeric: no IR, no LLVM, no runtime; numbers stay
-//! source text. The stdlib is just more fd source (`fdc_stdlib::FILES`).
+//! source text. The stdlib is just more fd source (`fdc_stdlib::FILES`). A one-off
+//! element `KIND NAME: on(BODIES) { ... }` is parsed into an element type `on@NAME`
+//! and its instance; nothing after the parser needs to know the short form.
 //!
 //! [`print`] turns a tree back into source (round-trip tested). A cargo-fuzz target
 //! lives in `fuzz/` (`cargo +nightly fuzz run analyze` from this directory).

@@ -89,7 +89,24 @@ fn print_item(out: &mut String, item: &Item) {
                 exprs(&s.args)
             );
         }
+        // A one-off element is printed with its type (below).
+        Item::Instance(i) if i.ty.name.starts_with("on@") => {}
         Item::Instance(i) => instance(out, i, ""),
+        Item::TypeDef(t) if t.inline_instance().is_some() => {
+            doc(out, &t.doc, "");
+            let conns: Vec<&str> = t.connections.iter().map(|c| c.name.name.as_str()).collect();
+            let _ = writeln!(
+                out,
+                "{} {}: on({}) {{",
+                t.kind.keyword(),
+                t.inline_instance().unwrap_or_default(),
+                conns.join(", ")
+            );
+            for s in &t.body {
+                stmt(out, s);
+            }
+            out.push_str("}\n");
+        }
         Item::TypeDef(t) => {
             doc(out, &t.doc, "");
             let conns: Vec<String> = t

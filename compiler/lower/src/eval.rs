@@ -5,10 +5,12 @@
 use fdc_ir::{interp, Graph, Id, Op, Slot};
 
 /// Whether a value computed at build time may depend on time (then t = 0 is used).
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq)]
 pub enum Time {
     /// `initial(e)`: the value at t = 0 by definition.
     Initial,
+    /// `at_time(e, T)`: the value at t = T in the initial configuration.
+    At(f64),
     /// A parameter value: a dependence on t would be silently frozen, so it is an error.
     Forbidden,
 }
@@ -59,6 +61,10 @@ pub fn eval_nodes(
                                     instance may (it becomes part of that instance's equations)"
                             .to_string())
                     }
+                    Slot::T => match time {
+                        Time::At(x) => x,
+                        _ => 0.0,
+                    },
                     _ => 0.0,
                 }
             }

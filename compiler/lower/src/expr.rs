@@ -45,6 +45,8 @@ impl Target<'_, '_> {
 pub struct Hidden {
     pub offset: usize,
     pub nodes: Vec<Id>,
+    /// `at_time(e, T)`: the node of T (a value of parameters); `None` is t = 0.
+    pub time: Option<Id>,
 }
 
 pub struct Lowerer<'a, 'x, 'g> {
@@ -256,12 +258,21 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
 
     /// Allocates hidden parameter slots for the value `v`, computed per instance.
     fn hide(&mut self, v: &Val, span: Span) -> Option<Val> {
+        self.hide_at(v, None, span)
+    }
+
+    /// [`Self::hide`] evaluated at the time `time` (a node of parameters) instead of 0.
+    fn hide_at(&mut self, v: &Val, time: Option<Id>, span: Span) -> Option<Val> {
         let Some(nodes) = v.scalars() else {
             return self.error(span, format!("`initial` of a {}", v.kind()));
         };
         let offset = self.next_param;
         self.next_param += nodes.len();
-        self.hidden.push(Hidden { offset, nodes });
+        self.hidden.push(Hidden {
+            offset,
+            nodes,
+            time,
+        });
         let n = v.scalars().map(|s| s.len()).unwrap_or(0);
         let ids: Vec<Id> = (0..n)
             .map(|i| self.g().input(Slot::P, offset + i))
@@ -282,6 +293,17 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 };
                 let v = self.expr(a)?;
                 return self.hide(&v, span);
+            }
+            "at_time" => {
+                let [a, when] = args else {
+                    return self.error(span, "`at_time` takes two arguments (e, T)");
+                };
+                let when = self.scalar(when)?;
+                if !matches!(self.target, Target::Element(_)) {
+                    return self.error(span, "`at_time` is only known inside an element type");
+                }
+                let v = self.expr(a)?;
+                return self.hide_at(&v, Some(when), span);
             }
             "rate" => {
                 let [a] = args else {

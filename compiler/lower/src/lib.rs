@@ -8,9 +8,11 @@
 //! multipliers `<primitive>.lambda`; other nested instances become `<parent>.<name>`);
 //! every element type is lowered once per pattern of ground connections; values that
 //! belong to an instance
-//! (`initial(e)`, `b.local(x)`, parameter defaults, fields of nested instances) become
+//! (`initial(e)`, `at_time(e, T)`, `b.local(x)`, parameter defaults, the start values of
+//! element `state`, fields of nested instances) become
 //! parameter slots computed numerically at build time from the initial configuration.
-//! So a changed number never changes the IR: `--set` never recompiles.
+//! So a changed number never changes the IR: `--set` never recompiles (except model
+//! parameters in a time-dependent field or a one-off element, which are compiled in).
 //! Spline declarations become IR spline tables at build time ([`spline`]: the Akima
 //! and zero-clamped slopes, reading `table(...)` files relative to the model file); a
 //! call `NAME(x)` is an `Op::Spline` node. Spline data are part of the IR (a changed
@@ -974,7 +976,7 @@ impl<'a> Lowering<'a> {
                         }
                     },
                 },
-                Fill::Hidden(h) => eval_nodes(&self.graph, &h.nodes, &q, &v, &p, Time::Initial),
+                Fill::Hidden(h) => eval_hidden(&self.graph, h, &q, &v, &p),
             };
             match value {
                 Ok(x) => p[offset..offset + x.len()].copy_from_slice(&x),
@@ -1151,43 +1153,67 @@ impl<'a> Lowering<'a> {
     fn model_output(&mut self, name: &str, value: &Expr, span: Span) {
         let mut used = Vec::new();
         collect_bodies(value, &self.body_names, &mut used);
-        let mut graph = std::mem::take(&mut self.graph);
+        let names: Vec<String> = used
+            .iter()
+            .filter_map(|b| {
+                self.body_names
+                    .iter()
+                    .find(|(_, i)| *i == b)
+                    .map(|(n, _)| n.clone())
+            })
+            .collect();
         let type_name = format!("output {name}");
+        // Pass 1 on a scratch graph counts the hidden slots (`initial`, `.local`, as in
+        // the measures of the library), which the builder needs up front.
+        let n_params = {
+            let mut scratch = Graph::new();
+            let mut builder = ElementBuilder::new(
+                &mut scratch,
+                &type_name,
+                Coordinates::Connector,
+                used.len(),
+                0,
+            );
+            let mut lw = Lowerer::new(&self.globals, Target::Element(&mut builder));
+            for (k, n) in names.iter().enumerate() {
+                lw.scope.insert(n.clone(), Val::Body(BodyRef::Local(k)));
+            }
+            let _ = lw.expr(value);
+            lw.next_param
+        };
+        let mut graph = std::mem::take(&mut self.graph);
         let mut builder = ElementBuilder::new(
             &mut graph,
             &type_name,
             Coordinates::Connector,
             used.len(),
-            0,
+            n_params,
         );
         let mut lw = Lowerer::new(&self.globals, Target::Element(&mut builder));
-        for (k, b) in used.iter().enumerate() {
-            let bname = self
-                .body_names
-                .iter()
-                .find(|(_, i)| *i == b)
-                .map(|(n, _)| n.clone());
-            if let Some(n) = bname {
-                lw.scope.insert(n, Val::Body(BodyRef::Local(k)));
-            }
+        for (k, n) in names.iter().enumerate() {
+            lw.scope.insert(n.clone(), Val::Body(BodyRef::Local(k)));
         }
         let v = lw.expr(value);
         if let Some(v) = &v {
             output(&mut lw, "", v, span);
         }
-        if !lw.hidden.is_empty() {
-            lw.error::<()>(
-                span,
-                "`initial` and `.local` are not available in a model output",
-            );
-        }
         let errors = std::mem::take(&mut lw.errors);
+        let hidden = std::mem::take(&mut lw.hidden);
         drop(lw);
         let r = builder.finish();
         self.graph = graph;
         if !errors.is_empty() {
             self.errors.extend(errors);
             return;
+        }
+        // The hidden slots, in order, from the initial configuration.
+        let (q, v0) = self.local_state(&used);
+        let mut p = vec![f64::NAN; n_params];
+        for h in &hidden {
+            match eval_hidden(&self.graph, h, &q, &v0, &p) {
+                Ok(x) => p[h.offset..h.offset + x.len()].copy_from_slice(&x),
+                Err(msg) => return self.err(span, format!("output `{name}`: {msg}")),
+            }
         }
         match r {
             Ok(mut funcs) => {
@@ -1197,7 +1223,7 @@ impl<'a> Lowering<'a> {
                 }
                 self.types.push(funcs);
                 let fi = self.types.len() - 1;
-                let _ = self.push_instance(fi, name, vec![], &used);
+                let _ = self.push_instance(fi, name, p, &used);
             }
             Err(e) => self.err(span, e.to_string()),
         }
@@ -1275,6 +1301,16 @@ impl<'a> Lowering<'a> {
             }
         }
         s
+    }
+}
+
+/// The value of a hidden slot: at t = 0, or for `at_time(e, T)` first T (parameters
+/// only), then e at t = T.
+fn eval_hidden(g: &Graph, h: &Hidden, q: &[f64], v: &[f64], p: &[f64]) -> Result<Vec<f64>, String> {
+    match h.time {
+        None => eval_nodes(g, &h.nodes, q, v, p, Time::Initial),
+        Some(when) => eval_nodes(g, &[when], q, v, p, Time::Forbidden)
+            .and_then(|x| eval_nodes(g, &h.nodes, q, v, p, Time::At(x[0]))),
     }
 }
 
@@ -1623,29 +1659,41 @@ fn lower_stmts(
                     .iter()
                     .find(|s: &&ParamSlot| s.name == name.name)
                     .cloned();
-                let v = lw.expr(value);
-                match (slot, v.and_then(|v| v.scalars())) {
-                    (Some(slot), Some(ids)) if ids.len() == slot.size => {
-                        if let Target::Element(bl) = &mut lw.target {
-                            for (i, id) in ids.into_iter().enumerate() {
-                                bl.state(slot.offset + i, id);
-                            }
-                        }
+                let Some(ids) = lw.expr(value).and_then(|v| v.scalars().map(|s| (v, s))) else {
+                    continue;
+                };
+                let (v, ids) = ids;
+                let slot = match slot {
+                    Some(slot) => slot,
+                    None => {
+                        // No `param NAME` before: the state is declared here and starts
+                        // at its value in the initial configuration.
+                        let slot = ParamSlot {
+                            name: name.name.clone(),
+                            offset: lw.next_param,
+                            size: ids.len(),
+                            default: Some(ids.clone()),
+                            span: name.span,
+                        };
+                        lw.next_param += ids.len();
+                        let inputs: Vec<Id> = (0..slot.size)
+                            .map(|i| lw.target.g().input(fdc_ir::Slot::P, slot.offset + i))
+                            .collect();
+                        lw.scope.insert(name.name.clone(), v.with_scalars(&inputs));
+                        ctx.slots.push(slot.clone());
+                        slot
                     }
-                    (None, _) => {
-                        lw.error::<()>(
-                            name.span,
-                            format!(
-                                "`state {}` needs a parameter `{}` declared before it",
-                                name.name, name.name
-                            ),
-                        );
-                    }
-                    _ => {
-                        lw.error::<()>(
-                            stmt.span,
-                            "the state value does not match its parameter's type",
-                        );
+                };
+                if ids.len() != slot.size {
+                    lw.error::<()>(
+                        stmt.span,
+                        "the state value does not match its parameter's type",
+                    );
+                    continue;
+                }
+                if let Target::Element(bl) = &mut lw.target {
+                    for (i, id) in ids.into_iter().enumerate() {
+                        bl.state(slot.offset + i, id);
                     }
                 }
             }

@@ -48,6 +48,11 @@ pub const BUILTIN_FNS: &[(&str, &str, &str)] = &[
         "the rotation matrix of a quaternion",
     ),
     ("initial", "initial(e)", "the value of e at t = 0"),
+    (
+        "at_time",
+        "at_time(e, T)",
+        "the value of e at t = T in the initial configuration",
+    ),
     ("rate", "rate(e)", "time derivative of e"),
 ];
 
