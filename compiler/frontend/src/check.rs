@@ -215,6 +215,8 @@ struct TypeEntry<'m> {
 }
 
 struct Checker<'m> {
+    /// The files of the standard library (their names clash with a model's own).
+    stdlib_files: Vec<FileId>,
     diags: Vec<Diagnostic>,
     types_of: HashMap<Span, Ty>,
     typedefs: BTreeMap<String, TypeEntry<'m>>,
@@ -239,6 +241,10 @@ pub(crate) fn check(
     stdlib_count: usize,
 ) -> (Model, HashMap<Span, Ty>, Vec<Diagnostic>) {
     let mut c = Checker {
+        stdlib_files: modules[..stdlib_count.min(modules.len())]
+            .iter()
+            .map(|m| m.file)
+            .collect(),
         diags: Vec::new(),
         types_of: HashMap::new(),
         typedefs: BTreeMap::new(),
@@ -272,7 +278,7 @@ pub(crate) fn check(
                         c.diags
                             .push(Error::reserved(&t.name, "a type of the language").into_diag());
                     } else if let Some(prev) = c.typedefs.get(&t.name.name) {
-                        let d = duplicate(&t.name, prev.def.name.span, "element type");
+                        let d = c.duplicate_global(&t.name, prev.def.name.span, "element type");
                         c.diags.push(d);
                     } else {
                         c.typedefs.insert(
@@ -448,6 +454,25 @@ fn is_builtin_fn(name: &str) -> bool {
 }
 
 impl<'m> Checker<'m> {
+    /// A second top-level declaration of a name. The library's names share the model's
+    /// one namespace, so a clash with one of them gets its own wording and a hint.
+    fn duplicate_global(&self, name: &Ident, prev: Span, what: &str) -> Diagnostic {
+        if self.stdlib_files.contains(&prev.file) && !self.stdlib_files.contains(&name.span.file) {
+            Diagnostic::error(
+                "E0202",
+                format!("`{}` is already a name of the standard library", name.name),
+            )
+            .at(name.span, format!("this {what} clashes with it"))
+            .also(prev, "defined in the standard library here")
+            .note(format!(
+                "library names are global in every model; rename yours (e.g. `{}_`)",
+                name.name
+            ))
+        } else {
+            duplicate(name, prev, what)
+        }
+    }
+
     fn declare(&mut self, name: &Ident, g: Global, what: &str) {
         if BUILTIN_VALUES.contains(&name.name.as_str()) || is_builtin_fn(&name.name) {
             self.diags
@@ -455,7 +480,7 @@ impl<'m> Checker<'m> {
             return;
         }
         if let Some((_, prev)) = self.globals.get(&name.name) {
-            let d = duplicate(name, *prev, what);
+            let d = self.duplicate_global(name, *prev, what);
             self.diags.push(d);
             return;
         }
