@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Time per step of N-body revolute chains (compiled by fdc) for N = 1, 4, 16, 64, 256:
 # converged Newton (velocity, tol 1e-10) and fixed(2), sparse and dense LU.
-# Prints the runtime's median and p99 step time and Newton iterations per step, and the
-# ratio of each N to N = 1 (a linear-cost solver grows ~N).
+# Prints the runtime's median and p99 step time, Newton iterations and factorizations of
+# the iteration matrix per step, and the ratio of each N to N = 1 (a linear-cost solver
+# grows ~N).
 # Usage: bench/steps.sh [path/to/fdc]   (default: target/release/fdc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FDC=${1:-target/release/fdc}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-printf '%-5s %-7s %-9s %12s %10s %8s %8s\n' N linear newton "median[us]" "p99[us]" "it/step" "xN=1"
+printf '%-5s %-7s %-9s %12s %10s %8s %8s %8s\n' N linear newton "median[us]" "p99[us]" "it/step" \
+  "LU/step" "xN=1"
 for linear in sparse dense; do
   for newton in velocity:1e-10 fixed:2; do
     base=""
@@ -21,8 +23,9 @@ for linear in sparse dense; do
       med=$(echo "$line" | sed -n 's/.*median \([0-9.]*\).*/\1/p')
       p99=$(echo "$line" | sed -n 's/.*p99 \([0-9.]*\),.*/\1/p')
       it=$(echo "$line" | sed -n 's/.*Newton \([0-9.]*\) iterations.*/\1/p')
+      lu=$(echo "$line" | sed -n 's/.*(\([0-9.]*\) factorizations).*/\1/p')
       [ -z "$base" ] && base=$med
-      printf '%-5s %-7s %-9s %12s %10s %8s %8.1f\n' "$n" "$linear" "$newton" "$med" "$p99" "$it" \
+      printf '%-5s %-7s %-9s %12s %10s %8s %8s %8.1f\n' "$n" "$linear" "$newton" "$med" "$p99" "$it" "$lu" \
         "$(echo "$med / $base" | bc -l)"
     done
   done

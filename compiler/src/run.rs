@@ -212,17 +212,20 @@ pub fn run(a: &RunArgs) -> ExitCode {
             tm.backend.total,
             if built.cache_hit { "hit" } else { "miss" }
         );
-        let mean_newton = if stats.steps > 0 {
-            stats.newton_iterations as f64 / stats.steps as f64
-        } else {
-            0.0
+        let per_step = |n: usize| {
+            if stats.steps > 0 {
+                n as f64 / stats.steps as f64
+            } else {
+                0.0
+            }
         };
         eprintln!(
-            "run: t = {:.6} s in {} steps ({} rejected), Newton {:.2} iterations/step, wall {:.3} s, real-time factor {:.1}",
+            "run: t = {:.6} s in {} steps ({} rejected), Newton {:.2} iterations/step ({:.2} factorizations), wall {:.3} s, real-time factor {:.1}",
             stats.t,
             stats.steps,
             stats.rejected,
-            mean_newton,
+            per_step(stats.newton_iterations),
+            per_step(stats.factorizations),
             wall,
             if wall > 0.0 { stats.t / wall } else { f64::INFINITY }
         );

@@ -4,8 +4,9 @@
 //! sparsity, element instances with parameters and local-to-global index maps
 //! ([`model`]), scatter assembly into a fixed sparse pattern ([`assembly`]), linear
 //! solvers behind one trait ([`linear`]: sparse and dense LU from faer), HHT in the
-//! Arnold–Brüls and Negrut forms with Newton, initial conditions (with the removal of
-//! redundant constraints), step size control, real-time stepping and result channels
+//! Arnold–Brüls and Negrut forms with Newton (the iteration matrix kept within a step
+//! while it contracts fast), initial conditions (with the removal of redundant
+//! constraints), step size control, real-time stepping and result channels
 //! ([`system`]), and linearization about a state with eigenmodes (`System::linearize`,
 //! theory §12). It must not know what an element is physically: only sizes, maps,
 //! block layouts and the names of outputs and multipliers (for messages).
@@ -27,6 +28,6 @@ pub mod table;
 pub use error::{RuntimeError, SimError, SimErrorKind};
 pub use linear::LinearSolverKind;
 pub use model::{ElementInstance, Model, RuntimeInput};
-pub use settings::{ErrorWeights, Form, Newton, Settings};
+pub use settings::{ErrorWeights, Form, Newton, Predictor, Settings};
 pub use system::linearize::{Linearization, Mode, ModeKind};
 pub use system::{MemorySink, ResultSink, RunStats, StepReport, System, TimingStats};

@@ -12,7 +12,9 @@ use crate::assembly::Pattern;
 use crate::error::{RuntimeError, SimError, SimErrorKind};
 use crate::linear::{make_solver, LinearSolver, LinearSolverKind};
 use crate::model::{Model, RuntimeInput};
-use crate::settings::{ErrorWeights, Form, Newton, Settings, LEGACY_DEFAULT_EPS};
+use crate::settings::{
+    ErrorWeights, Form, Newton, Predictor, Settings, KEEP_MATRIX_RATE, LEGACY_DEFAULT_EPS,
+};
 use crate::table::{Block, ElementType, FunctionTable, Role, ABI_VERSION};
 
 /// Receives result rows as they become available, so a failed run keeps its rows.
@@ -208,6 +210,13 @@ pub struct System {
     scale_n: Vec<f64>,
     scale_max: Vec<f64>,
     zeros_v: Vec<f64>,
+    /// [v̇; λ] of the accepted step before the last one, and the last step size (0
+    /// before the first step): the linear predictor.
+    x_prev: Vec<f64>,
+    h_prev: f64,
+    /// The linear predictor would have been closer than the constant one in the last
+    /// step of the same size, for v̇ and for λ (each is extrapolated only then).
+    extrapolate: [bool; 2],
     // trial state
     t_new: f64,
     x: Vec<f64>,
@@ -613,6 +622,9 @@ impl System {
             vd: vec![0.0; nv],
             lam: vec![0.0; nl],
             acc: vec![0.0; nv],
+            x_prev: vec![0.0; nv + nl],
+            h_prev: 0.0,
+            extrapolate: [false; 2],
             f_n: vec![0.0; nv],
             scale_n: vec![0.0; nv],
             scale_max: vec![0.0; nv],
@@ -913,6 +925,8 @@ impl System {
             e.ic_b_pos.copy_from_slice(&e.ic_b_pos_all);
         }
         self.t = 0.0;
+        self.h_prev = 0.0;
+        self.extrapolate = [false; 2];
         self.vd.fill(0.0);
         self.lam.fill(0.0);
         let c = self.coefficients(settings, settings.step);
@@ -1230,8 +1244,18 @@ impl System {
             self.v_pred[i] =
                 self.v[i] + h * ((1.0 - gamma) * self.acc[i] - gamma * ap * self.vd[i]);
         }
+        let legacy = matches!(settings.newton, Newton::Legacy);
         self.x[..nv].copy_from_slice(&self.vd);
         self.x[nv..].copy_from_slice(&self.lam);
+        if settings.predictor == Predictor::Linear && !legacy && self.same_step(h) {
+            for (part, range) in [0..nv, nv..nv + self.nl].into_iter().enumerate() {
+                if self.extrapolate[part] {
+                    for i in range {
+                        self.x[i] += self.x[i] - self.x_prev[i];
+                    }
+                }
+            }
+        }
         self.state(&c);
         self.residual(&c, alpha_negrut);
         if let Some(u) = self.first_non_finite(&self.r) {
@@ -1243,7 +1267,6 @@ impl System {
         let tol_err = settings.adaptive.unwrap_or(eps);
         let cn = beta - 1.0 / (6.0 * (1.0 + alpha));
         let psi = nv as f64 * tol_err * tol_err / (cn * cn);
-        let legacy = matches!(settings.newton, Newton::Legacy);
         let (pred_dyn, pred_con) = if legacy {
             self.weights(settings, false);
             (two_norm(&self.r[..nv]), two_norm(&self.r[nv..]) * bh2)
@@ -1260,22 +1283,32 @@ impl System {
         let (mut dvd_1, mut dvd_2) = (f64::INFINITY, f64::INFINITY);
         let mut converged = false;
         let mut cause = String::new();
+        // Modified Newton: the matrix of the first correction serves the next ones
+        // while the corrections contract fast (the state moves by no more than the
+        // first correction within a step, so the matrix hardly changes).
+        let keep = settings.keep_matrix && !legacy;
+        let mut new_matrix = true;
         for k in 1..=max_iter {
             *iters += 1;
             self.stats.newton_iterations += 1;
-            self.assemble_iter(&c, settings.iter_noqv);
-            if let Some(pos) = self.jv[..self.jp.nnz()].iter().position(|a| !a.is_finite()) {
-                return Err(SimErrorKind::NotFinite {
-                    unknown: self.labels[self.jp_col_of(pos)].clone(),
-                });
+            let fresh = new_matrix;
+            if fresh {
+                self.assemble_iter(&c, settings.iter_noqv);
+                if let Some(pos) = self.jv[..self.jp.nnz()].iter().position(|a| !a.is_finite()) {
+                    return Err(SimErrorKind::NotFinite {
+                        unknown: self.labels[self.jp_col_of(pos)].clone(),
+                    });
+                }
+                let solver = self.js.as_mut().expect("solvers exist after initialize");
+                self.stats.factorizations += 1;
+                if let Err(s) = solver.factorize(&self.jv[..self.jp.nnz()]) {
+                    return Err(SimErrorKind::Singular {
+                        unknown: self.labels[s.index].clone(),
+                    });
+                }
             }
+            new_matrix = !keep;
             let solver = self.js.as_mut().expect("solvers exist after initialize");
-            self.stats.factorizations += 1;
-            if let Err(s) = solver.factorize(&self.jv[..self.jp.nnz()]) {
-                return Err(SimErrorKind::Singular {
-                    unknown: self.labels[s.index].clone(),
-                });
-            }
             for i in 0..self.dx.len() {
                 self.dx[i] = -self.r[i];
             }
@@ -1298,10 +1331,12 @@ impl System {
             let dvd = inf_norm(&self.dx[..nv]);
             *corr = gh * dvd / (1.0 + inf_norm(&self.vt));
             let last_fixed = matches!(settings.newton, Newton::Fixed(n) if n == k);
-            let velocity_ok = match settings.newton {
-                Newton::Velocity { tol } => gh * dvd <= tol * (1.0 + inf_norm(&self.vt)),
-                _ => false,
+            // The largest v̇ correction the velocity criterion accepts.
+            let dvd_tol = match settings.newton {
+                Newton::Velocity { tol } => tol * (1.0 + inf_norm(&self.vt)) / gh,
+                _ => 0.0,
             };
+            let velocity_ok = matches!(settings.newton, Newton::Velocity { .. }) && dvd <= dvd_tol;
             if (last_fixed || velocity_ok) && settings.form == Form::ArnoldBruls {
                 // No f_n term needs the residual at the converged state.
                 converged = true;
@@ -1323,7 +1358,16 @@ impl System {
                     );
                     break;
                 }
-                (dvd_2, dvd_1) = (dvd_1, dvd);
+                // Keep the matrix while the corrections contract fast and at that rate
+                // would pass the tolerance within the iteration limit (otherwise full
+                // Newton converges in fewer iterations). A kept matrix that contracts
+                // slowly is replaced; divergence is judged on new matrices only.
+                let rate = dvd / dvd_1;
+                let reach = dvd * rate.powi(i32::try_from(max_iter - k).unwrap_or(i32::MAX));
+                let slow = rate > KEEP_MATRIX_RATE || reach > dvd_tol;
+                new_matrix |= slow;
+                dvd_2 = if slow && !fresh { f64::INFINITY } else { dvd_1 };
+                dvd_1 = dvd;
             }
             if legacy {
                 let norm = (0..nv)
@@ -1402,6 +1446,12 @@ impl System {
         self.labels.get(i).map(String::as_str).unwrap_or("-")
     }
 
+    /// The last accepted step had the size h (up to the round-off of the last step
+    /// before an output time, which is computed as a difference of times).
+    fn same_step(&self, h: f64) -> bool {
+        (h - self.h_prev).abs() <= 1e-9 * h
+    }
+
     /// Makes the trial state the accepted one and runs `Post`.
     fn accept(&mut self, settings: &Settings, h: f64) {
         let nv = self.nv;
@@ -1409,6 +1459,26 @@ impl System {
             Form::ArnoldBruls => settings.alpha,
             Form::Negrut => 0.0,
         };
+        // Would the linear predictor have been closer to this step's v̇ (λ) than the
+        // constant one? It loses where they alternate from step to step (a weakly
+        // damped parasitic mode of the index-3 equations).
+        if self.same_step(h) {
+            let closer = |new: &[f64], last: &[f64], before: &[f64]| {
+                let (mut e_const, mut e_lin) = (0.0f64, 0.0f64);
+                for ((x, l), b) in new.iter().zip(last).zip(before) {
+                    e_const = e_const.max((x - l).abs());
+                    e_lin = e_lin.max((x - l - (l - b)).abs());
+                }
+                e_lin < e_const
+            };
+            self.extrapolate = [
+                closer(&self.x[..nv], &self.vd, &self.x_prev[..nv]),
+                closer(&self.x[nv..], &self.lam, &self.x_prev[nv..]),
+            ];
+        }
+        self.x_prev[..nv].copy_from_slice(&self.vd);
+        self.x_prev[nv..].copy_from_slice(&self.lam);
+        self.h_prev = h;
         for i in 0..nv {
             let vd_new = self.x[i];
             self.acc[i] = (1.0 + ap) * vd_new - ap * self.vd[i];
@@ -1419,7 +1489,6 @@ impl System {
         self.v.copy_from_slice(&self.vt);
         self.f_n.copy_from_slice(&self.f);
         self.t = self.t_new;
-        let _ = h;
         if settings.adaptive.is_some() {
             self.scale_n.copy_from_slice(&self.scale_t);
         } else if matches!(settings.newton, Newton::Legacy) {
