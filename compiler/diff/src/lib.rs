@@ -21,6 +21,6 @@ mod element;
 pub mod lie;
 pub mod roles;
 
-pub use ad::{op_count, Differ, Family, Grad};
-pub use element::{rotation_sym, BodyKin, Coordinates, ElementBuilder, IterationForm};
+pub use ad::{op_count, Differ, Family, Grad, Layout, Seg};
+pub use element::{rotation_sym, BodyKin, BodyKind, Coordinates, ElementBuilder, IterationForm};
 pub use roles::{Block, DiffError, ElementFunctions, Role};
