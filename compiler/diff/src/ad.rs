@@ -7,13 +7,16 @@
 //! the memoized chain rule of theory 4.2 on a hash-consed DAG. Derivative nodes are
 //! ordinary nodes and can be differentiated again (second derivatives).
 //!
-//! Directions come in families: δ (6 per body: δR global, δφ body frame, along
-//! q∘exp(δ)), v, v̇, λ and t. The leaves that carry a derivative:
-//! - `Q[7k+i]`, i < 3 (the position R of body k): ∂R/∂δR = I;
-//! - `Q[7k+3+j]` (the quaternion θ of body k): ∂θ/∂δφ_m = ½ θ∘[0; e_m];
-//! - `Sym(9k+3i+j)` (the rotation matrix A of body k): ∂A/∂δφ_m = A ẽ_m;
-//! - `V[i]`, `Vdot[i]`, `Lambda[i]`, `T[0]`: the identity in their family;
-//! - in a vector-space element ([`Differ::vector_space`]), `Q[i]`: ∂q_i/∂δ_i = 1.
+//! Directions come in families: δ, v, v̇, λ and t. The δ directions follow the
+//! element's [`Layout`]: 6 per rigid body (δR global, δφ body frame, along q∘exp(δ))
+//! and one per vector-space coordinate (q + δ; an Euler-parameter body is 7 of them).
+//! The leaves that carry a derivative:
+//! - the position R of a rigid body (`Q[q+i]`, i < 3): ∂R/∂δR = I;
+//! - its quaternion θ (`Q[q+3+j]`): ∂θ/∂δφ_m = ½ θ∘[0; e_m];
+//! - `Sym(9k+3i+j)` (the rotation matrix A of rigid body k): ∂A/∂δφ_m = A ẽ_m;
+//! - a vector-space coordinate `Q[i]`: ∂q_i/∂δ_i = 1;
+//! - `V[i]`, `Vdot[i]`, `Lambda[i]`, `T[0]`: the identity in their family.
+//! Without a layout ([`Differ::new`]) every 7 coordinates are a rigid body.
 //!
 //! The `Rate` family is the single direction d/dt along the motion, (∂/∂δ) v + ∂/∂t,
 //! seeded with Ṙ = v_R, Ȧ = A ω̄̃, θ̇ = ½ θ∘[0; ω̄] (or q̇ = v), ṫ = 1. The `Iter`

@@ -5,11 +5,15 @@
 //! What happens here: model parameters are evaluated to numbers; every instance is
 //! flattened (a preset's primitives are inlined into the preset's own element, with
 //! multipliers `<primitive>.lambda`; other nested instances become `<parent>.<name>`);
-//! every element type is lowered once per pattern of ground connections; values that
-//! belong to an instance
+//! every element type is lowered once per pattern of connections (ground, a rigid body,
+//! an Euler-parameter body); values that belong to an instance
 //! (`initial(e)`, `b.local(x)`, parameter defaults, fields of nested instances) become
 //! parameter slots computed numerically at build time from the initial configuration.
 //! So a changed number never changes the IR: `--set` never recompiles.
+//! A vector-space element (`coordinates x: T`) becomes two runtime elements: a generated
+//! owner `coordinates[n]` (instance `<name>.coordinates`: initial values, update q + Δ)
+//! and the element's equations, which act on those coordinates and on its bodies like
+//! a connector; `kinetic`/`potential` go to the builder's Lagrange equations.
 //!
 //! **Architecture invariant:** must not know LLVM or the runtime. It runs only on a
 //! model the front end has checked; anything it still cannot lower is a [`LowerError`]
@@ -1579,6 +1583,9 @@ fn lower_stmts(
                         for i in 0..size {
                             ids.push(b.coordinate(ctx.n_own + i));
                         }
+                    }
+                    if ids.len() != size {
+                        continue;
                     }
                     ctx.own_init.extend(offset..offset + size);
                     ctx.n_own += size;
