@@ -16,6 +16,7 @@
 //! - `Sym(9k+3i+j)` (the rotation matrix A of rigid body k): ∂A/∂δφ_m = A ẽ_m;
 //! - a vector-space coordinate `Q[i]`: ∂q_i/∂δ_i = 1;
 //! - `V[i]`, `Vdot[i]`, `Lambda[i]`, `T[0]`: the identity in their family.
+//!
 //! Without a layout ([`Differ::new`]) every 7 coordinates are a rigid body.
 //!
 //! The `Rate` family is the single direction d/dt along the motion, (∂/∂δ) v + ∂/∂t,
