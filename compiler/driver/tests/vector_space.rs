@@ -270,3 +270,44 @@ fn euler_parameter_pendulum_has_the_elliptic_period_in_both_forms() {
         );
     }
 }
+
+/// The message of a model the pipeline refuses (it must not panic).
+fn refusal(tag: &str, text: &str) -> String {
+    use fdc_driver::pipeline::{front, render, BuildError};
+    let dir = std::env::temp_dir().join(format!("fdc-vs-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("model.fd");
+    std::fs::write(&path, text).unwrap();
+    let r = front(&path, &[]);
+    let _ = std::fs::remove_dir_all(&dir);
+    match r {
+        Ok(_) => panic!("{tag}: the model was accepted"),
+        Err(BuildError::Model { analysis, extra }) => render(&analysis, &extra),
+        Err(BuildError::Backend(e) | BuildError::Usage(e)) => e,
+    }
+}
+
+#[test]
+fn energies_that_cannot_be_lowered_are_diagnostics() {
+    let body = "body a: rigid_body { mass = 1; inertia = [1, 1, 1]; }\n";
+    let kinetic_of_body = format!(
+        "{body}element e(b: body) {{ coordinates x: scalar;
+            kinetic = 0.5*rate(x)^2 + dot(b.velocity([0, 0, 0]), b.velocity([0, 0, 0])); }}
+        element i: e(a);"
+    );
+    let msg = refusal("kin", &kinetic_of_body);
+    assert!(
+        msg.contains("kinetic energy reads a connected body"),
+        "{msg}"
+    );
+    let moving_potential = "element e { coordinates x: scalar; kinetic = 0.5*rate(x)^2;
+            potential = x*rate(x); }
+        element i: e;";
+    let msg = refusal("pot", moving_potential);
+    assert!(msg.contains("potential energy reads velocities"), "{msg}");
+    let group_in_element = "element e { coordinates euler([0, 0, 0], quat(1, 0, 0, 0),
+            [0, 0, 0], [0, 0, 0]); }
+        element i: e;";
+    let msg = refusal("group", group_in_element);
+    assert!(msg.contains("only allowed in a body type"), "{msg}");
+}

@@ -1600,7 +1600,38 @@ fn lower_stmts(
             StmtKind::Kinetic(e) | StmtKind::Potential(e) => {
                 ctx.equations = true;
                 let Some(x) = lw.scalar(e) else { continue };
-                let slot = if matches!(stmt.kind, StmtKind::Kinetic(_)) {
+                let kinetic = matches!(stmt.kind, StmtKind::Kinetic(_));
+                let n_own = ctx.n_own as u32;
+                let reads_bodies = fdc_diff::ad::cone_any(lw.graph(), &[x], |op| {
+                    matches!(op, fdc_ir::Op::Input(fdc_ir::Slot::Q | fdc_ir::Slot::V | fdc_ir::Slot::Vdot, i) if i >= n_own)
+                        || matches!(op, fdc_ir::Op::Sym(_))
+                });
+                if kinetic && reads_bodies {
+                    lw.error::<()>(
+                        e.span,
+                        "the kinetic energy reads a connected body: Lagrange's equations are \
+                         formed for the element's own coordinates only; give a body's inertia \
+                         as loads (`apply force`, `apply body_torque`) and let the potential \
+                         read the bodies",
+                    );
+                    continue;
+                }
+                let moving = fdc_diff::ad::cone_any(lw.graph(), &[x], |op| {
+                    matches!(
+                        op,
+                        fdc_ir::Op::Input(fdc_ir::Slot::V | fdc_ir::Slot::Vdot, _)
+                    )
+                });
+                if !kinetic && moving {
+                    lw.error::<()>(
+                        e.span,
+                        "the potential energy reads velocities (`rate`, `.velocity`, `.omega`, \
+                         ...): it is a function of the configuration and time; write a \
+                         velocity-dependent load with `apply` instead",
+                    );
+                    continue;
+                }
+                let slot = if kinetic {
                     &mut ctx.kinetic
                 } else {
                     &mut ctx.potential
