@@ -66,6 +66,39 @@ fn mass_on_a_spring_element_follows_the_cosine() {
 }
 
 #[test]
+fn damped_oscillator_with_a_generalized_force_on_its_coordinate() {
+    let (m, k, c, x0) = (1.5f64, 60.0f64, 1.2f64, 0.2f64);
+    let text = format!(
+        "element damped {{
+            param m: scalar;
+            param k: scalar;
+            param c: scalar;
+            coordinates x: scalar = {x0};
+            kinetic = 0.5*m*rate(x)^2;
+            potential = 0.5*k*x^2;
+            apply generalized -c*rate(x) along x;
+            output x = x;
+        }}
+        element d: damped {{ m = {m}; k = {k}; c = {c}; }}"
+    );
+    let (sink, _) = simulate(build_text("damped", &text), |s| {
+        s.end = 2.0;
+        s.step = 1e-4;
+        s.output_every = 0.0;
+        s.alpha = 0.0;
+    });
+    // x = x0 e^{−ζω t} (cos ω_d t + ζω/ω_d sin ω_d t), released from rest.
+    let w = (k / m).sqrt();
+    let zeta = c / (2.0 * (k * m).sqrt());
+    let wd = w * (1.0 - zeta * zeta).sqrt();
+    let x = channel(&sink, "d.x");
+    for (t, x) in sink.times.iter().zip(&x) {
+        let want = x0 * (-zeta * w * t).exp() * ((wd * t).cos() + zeta * w / wd * (wd * t).sin());
+        assert!((x - want).abs() < 1e-5, "x({t}) = {x} vs {want}");
+    }
+}
+
+#[test]
 fn cartesian_pendulum_with_a_length_constraint_has_the_elliptic_period() {
     let (l, g) = (0.8f64, 9.81f64);
     let text = format!(
@@ -148,13 +181,18 @@ fn element_coordinate_coupled_to_a_body_oscillates_with_the_two_mass_frequency()
     }
 }
 
-/// The same free, axisymmetric, spinning body as `rigid_body` and `rigid_body_euler`.
-fn spinning_bodies(j1: f64, j3: f64, w1: f64, w3: f64) -> String {
+/// The same free, axisymmetric, spinning body as `rigid_body` and `rigid_body_euler`,
+/// turned by φ about the global x axis, with body angular velocity [w1, 0, w3].
+fn spinning_bodies(j1: f64, j3: f64, w1: f64, w3: f64, phi: f64) -> String {
+    // A = Rx(φ), so the global ω₀ = A [w1, 0, w3] = [w1, −w3 sin φ, w3 cos φ].
+    let (c, s) = ((phi / 2.0).cos(), (phi / 2.0).sin());
+    let (wy, wz) = (-w3 * phi.sin(), w3 * phi.cos());
     let body = |name: &str, ty: &str| {
         format!(
             "body {name}: {ty} {{ mass = 2; inertia = [{j1}, {j1}, {j3}];
                 position = [0.1, 0.2, 0.3]; velocity = [0.4, -0.2, 0.1];
-                angular_velocity = [{w1}, 0, {w3}]; }}"
+                orientation = quat({c}, {s}, 0, 0);
+                angular_velocity = [{w1}, {wy}, {wz}]; }}"
         )
     };
     format!(
@@ -167,12 +205,15 @@ fn spinning_bodies(j1: f64, j3: f64, w1: f64, w3: f64) -> String {
 #[test]
 fn free_euler_parameter_body_precesses_at_the_closed_form_rate() {
     let (j1, j3, w1, w3) = (0.2f64, 0.5f64, 1.0f64, 3.0f64);
-    let (sink, _) = simulate(build_text("spin", &spinning_bodies(j1, j3, w1, w3)), |s| {
-        s.end = 3.0;
-        s.step = 1e-3;
-        s.output_every = 0.0;
-        s.alpha = -0.05;
-    });
+    let (sink, _) = simulate(
+        build_text("spin", &spinning_bodies(j1, j3, w1, w3, 0.7)),
+        |s| {
+            s.end = 3.0;
+            s.step = 1e-3;
+            s.output_every = 0.0;
+            s.alpha = -0.05;
+        },
+    );
     // Body-frame Euler equations of an axisymmetric body: ω̄3 constant, (ω̄1, ω̄2)
     // turns at λ = (J3 − J1)/J1 ω̄3.
     let lambda = (j3 - j1) / j1 * w3;
@@ -187,6 +228,8 @@ fn free_euler_parameter_body_precesses_at_the_closed_form_rate() {
         .iter()
         .map(|c| ch(&format!("ep.theta.{c}")))
         .collect();
+    // θ̇₀ = ½Gᵀω₀ gives exactly the body angular velocity asked for.
+    assert!((wx[0] - w1).abs() < 1e-12 && wy[0].abs() < 1e-12 && (wz[0] - w3).abs() < 1e-12);
     for i in 0..wx.len() {
         let t = sink.times[i];
         assert!((wz[i] - w3).abs() < 1e-6, "ω̄3({t}) = {}", wz[i]);
