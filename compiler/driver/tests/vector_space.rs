@@ -354,3 +354,39 @@ fn energies_that_cannot_be_lowered_are_diagnostics() {
     let msg = refusal("group", group_in_element);
     assert!(msg.contains("only allowed in a body type"), "{msg}");
 }
+
+#[test]
+fn hanging_pendulums_linearize_to_the_small_angle_frequency() {
+    // A rod hanging from one end (rigid_body_euler) and a point mass in Cartesian
+    // coordinates (a vector-space element): ω² = m g d / I.
+    let (g, l) = (9.81f64, 0.6f64);
+    let text = format!(
+        "gravity [0, 0, -{g}];
+        body rod: rigid_body_euler {{ mass = 2; inertia = [2*{l}^2/12, 2*{l}^2/12, 1e-4];
+            position = [0, 0, -{l}/2]; }}
+        joint pivot: revolute(rod, ground) {{ at = [0, 0, 0]; axis = [0, 1, 0]; }}
+        element point_pendulum {{
+            param L: scalar;
+            coordinates p: vec3 = [0, 0, -L];
+            kinetic = 0.5*dot(rate(p), rate(p));
+            potential = -dot(gravity, p);
+            constrain dot(p, p) - L^2;
+        }}
+        element pp: point_pendulum {{ L = {l}; }}"
+    );
+    let b = build_text("modes", &text);
+    let mut sys = fdc_runtime::System::new(b.model).unwrap();
+    sys.initialize(&fdc_runtime::Settings::default()).unwrap();
+    let lin = sys.linearize().unwrap();
+    // The rod: I = m L²/3 about the pivot, d = L/2; the point mass: g/L. The point
+    // mass swings in two planes.
+    let two_pi = 2.0 * std::f64::consts::PI;
+    let f_rod = (g * (l / 2.0) / (l * l / 3.0)).sqrt() / two_pi;
+    let f_point = (g / l).sqrt() / two_pi;
+    let mut f: Vec<f64> = lin.modes.iter().map(|m| m.frequency).collect();
+    f.sort_by(f64::total_cmp);
+    assert_eq!(f.len(), 3, "{:?}", lin.modes);
+    for (got, want) in f.iter().zip([f_point, f_point, f_rod]) {
+        assert!((got - want).abs() < 1e-8 * want, "{got} Hz vs {want} Hz");
+    }
+}
