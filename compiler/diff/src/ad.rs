@@ -7,13 +7,17 @@
 //! the memoized chain rule of theory 4.2 on a hash-consed DAG. Derivative nodes are
 //! ordinary nodes and can be differentiated again (second derivatives).
 //!
-//! Directions come in families: δ (6 per body: δR global, δφ body frame, along
-//! q∘exp(δ)), v, v̇, λ and t. The leaves that carry a derivative:
-//! - `Q[7k+i]`, i < 3 (the position R of body k): ∂R/∂δR = I;
-//! - `Q[7k+3+j]` (the quaternion θ of body k): ∂θ/∂δφ_m = ½ θ∘[0; e_m];
-//! - `Sym(9k+3i+j)` (the rotation matrix A of body k): ∂A/∂δφ_m = A ẽ_m;
-//! - `V[i]`, `Vdot[i]`, `Lambda[i]`, `T[0]`: the identity in their family;
-//! - in a vector-space element ([`Differ::vector_space`]), `Q[i]`: ∂q_i/∂δ_i = 1.
+//! Directions come in families: δ, v, v̇, λ and t. The δ directions follow the
+//! element's [`Layout`]: 6 per rigid body (δR global, δφ body frame, along q∘exp(δ))
+//! and one per vector-space coordinate (q + δ; an Euler-parameter body is 7 of them).
+//! The leaves that carry a derivative:
+//! - the position R of a rigid body (`Q[q+i]`, i < 3): ∂R/∂δR = I;
+//! - its quaternion θ (`Q[q+3+j]`): ∂θ/∂δφ_m = ½ θ∘[0; e_m];
+//! - `Sym(9k+3i+j)` (the rotation matrix A of rigid body k): ∂A/∂δφ_m = A ẽ_m;
+//! - a vector-space coordinate `Q[i]`: ∂q_i/∂δ_i = 1;
+//! - `V[i]`, `Vdot[i]`, `Lambda[i]`, `T[0]`: the identity in their family.
+//!
+//! Without a layout ([`Differ::new`]) every 7 coordinates are a rigid body.
 //!
 //! The `Rate` family is the single direction d/dt along the motion, (∂/∂δ) v + ∂/∂t,
 //! seeded with Ṙ = v_R, Ȧ = A ω̄̃, θ̇ = ½ θ∘[0; ω̄] (or q̇ = v), ṫ = 1. The `Iter`
@@ -66,14 +70,120 @@ enum Partial {
     DivBy(Id),
 }
 
+/// One block of an element's coordinates, as the derivatives see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seg {
+    /// A rigid body on R³ × SO(3): 7 coordinates [R; θ] from `q`, 6 dofs [δR; δφ] from
+    /// `v`; `body` is its connected-body index (its rotation matrix symbols).
+    Rigid { q: u32, v: u32, body: u32 },
+    /// `n` coordinates in a vector space from `q`, `n` dofs from `v`: v = q̇, q ↦ q + δ
+    /// (the own coordinates of a vector-space element, an Euler-parameter body).
+    Vector { q: u32, v: u32, n: u32 },
+}
+
+/// How the coordinates of an element are laid out: blocks in q and v order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Layout {
+    pub segs: Vec<Seg>,
+}
+
+/// What an entry of `Slot::Q` is.
+enum QLeaf {
+    /// ∂q/∂δ_dir = 1.
+    Plain(u32),
+    /// Component j of the quaternion stored from `q`, rotation dofs from `v`.
+    Quat {
+        q: u32,
+        v: u32,
+        j: usize,
+    },
+    None,
+}
+
+impl Layout {
+    /// `n` rigid bodies, 7 coordinates and 6 dofs each.
+    pub fn rigid(n: usize) -> Self {
+        let segs = (0..n as u32)
+            .map(|k| Seg::Rigid {
+                q: 7 * k,
+                v: 6 * k,
+                body: k,
+            })
+            .collect();
+        Layout { segs }
+    }
+
+    pub fn nq(&self) -> usize {
+        self.segs
+            .iter()
+            .map(|s| match s {
+                Seg::Rigid { .. } => 7,
+                Seg::Vector { n, .. } => *n as usize,
+            })
+            .sum()
+    }
+
+    pub fn nv(&self) -> usize {
+        self.segs
+            .iter()
+            .map(|s| match s {
+                Seg::Rigid { .. } => 6,
+                Seg::Vector { n, .. } => *n as usize,
+            })
+            .sum()
+    }
+
+    fn q_leaf(&self, i: u32) -> QLeaf {
+        for s in &self.segs {
+            match *s {
+                Seg::Rigid { q, v, .. } if (q..q + 7).contains(&i) => {
+                    let c = i - q;
+                    return if c < 3 {
+                        QLeaf::Plain(v + c)
+                    } else {
+                        QLeaf::Quat {
+                            q,
+                            v,
+                            j: (c - 3) as usize,
+                        }
+                    };
+                }
+                Seg::Vector { q, v, n } if (q..q + n).contains(&i) => {
+                    return QLeaf::Plain(v + i - q);
+                }
+                _ => {}
+            }
+        }
+        QLeaf::None
+    }
+
+    /// The rigid body and rotation index m of a δ direction, if it is a rotation dof.
+    pub fn rotation_dof(&self, dir: u32) -> Option<(u32, usize)> {
+        self.segs.iter().find_map(|s| match *s {
+            Seg::Rigid { v, body, .. } if (v + 3..v + 6).contains(&dir) => {
+                Some((body, (dir - v - 3) as usize))
+            }
+            _ => None,
+        })
+    }
+
+    /// The first δ direction of the rotation dofs of rigid body `body`.
+    fn rotation_v(&self, body: u32) -> Option<u32> {
+        self.segs.iter().find_map(|s| match *s {
+            Seg::Rigid { v, body: b, .. } if b == body => Some(v + 3),
+            _ => None,
+        })
+    }
+}
+
 /// Memoized forward differentiation, one cache per family.
 #[derive(Default)]
 pub struct Differ {
     caches: [HashMap<Id, Grad>; 7],
     iter: Option<IterSeeds>,
-    /// Coordinates of a vector-space element: q ↦ q + δ, so ∂q_i/∂δ_i = 1 for every
-    /// entry of `Slot::Q` (instead of the rigid-body layout of 7 per body).
-    vector_space: bool,
+    /// How `Slot::Q` entries and rotation symbols relate to the δ directions; `None`
+    /// is the layout of rigid bodies only, 7 coordinates and 6 dofs each.
+    layout: Option<Layout>,
 }
 
 impl Differ {
@@ -84,9 +194,53 @@ impl Differ {
 
     /// Differentiation for a vector-space element (v = q̇, δ = dq).
     pub fn vector_space() -> Self {
+        Self::with_layout(Layout {
+            segs: vec![Seg::Vector {
+                q: 0,
+                v: 0,
+                n: u32::MAX / 2,
+            }],
+        })
+    }
+
+    /// Differentiation for any mix of rigid bodies and vector-space blocks.
+    pub fn with_layout(layout: Layout) -> Self {
         Differ {
-            vector_space: true,
+            layout: Some(layout),
             ..Self::default()
+        }
+    }
+
+    fn q_leaf(&self, i: u32) -> QLeaf {
+        match &self.layout {
+            Some(l) => l.q_leaf(i),
+            None => {
+                let k = i / 7;
+                let c = i % 7;
+                if c < 3 {
+                    QLeaf::Plain(6 * k + c)
+                } else {
+                    QLeaf::Quat {
+                        q: 7 * k,
+                        v: 6 * k,
+                        j: (c - 3) as usize,
+                    }
+                }
+            }
+        }
+    }
+
+    fn rotation_dof(&self, dir: u32) -> Option<(u32, usize)> {
+        match &self.layout {
+            Some(l) => l.rotation_dof(dir),
+            None => (dir % 6 >= 3).then_some((dir / 6, (dir % 6 - 3) as usize)),
+        }
+    }
+
+    fn rotation_v(&self, body: u32) -> Option<u32> {
+        match &self.layout {
+            Some(l) => l.rotation_v(body),
+            None => Some(6 * body + 3),
         }
     }
 
@@ -155,15 +309,10 @@ impl Differ {
                 let Some(seeds) = self.iter.clone() else {
                     return Grad::new();
                 };
-                iter_leaf(g, &seeds, op, self.vector_space)
+                self.iter_leaf(g, &seeds, op)
             }
-            Op::Input(Slot::Q, i) if self.vector_space => match family {
-                Family::Delta => vec![(i, g.constant(1.0))],
-                Family::Rate => vec![(0, g.input(Slot::V, i as usize))],
-                _ => Grad::new(),
-            },
-            Op::Input(slot, i) => leaf_grad(g, family, slot, i),
-            Op::Sym(s) => sym_grad(g, family, s),
+            Op::Input(slot, i) => self.leaf_grad(g, family, slot, i),
+            Op::Sym(s) => self.sym_grad(g, family, s),
             Op::Add(a, b) => merge(g, get(a), get(b), false),
             Op::Sub(a, b) => merge(g, get(a), get(b), true),
             Op::Unary(Unary::Neg, a) => {
@@ -312,84 +461,113 @@ impl Differ {
     }
 }
 
-fn leaf_grad(g: &mut Graph, family: Family, slot: Slot, i: u32) -> Grad {
-    let unit = |g: &mut Graph, d: u32| vec![(d, g.constant(1.0))];
-    match (family, slot) {
-        (Family::V, Slot::V) | (Family::Vdot, Slot::Vdot) | (Family::Lambda, Slot::Lambda) => {
-            unit(g, i)
-        }
-        (Family::T | Family::Rate, Slot::T) => unit(g, 0),
-        (Family::Rate, Slot::Q) => {
-            let gd = leaf_grad(g, Family::Delta, slot, i);
-            contract_with_v(g, &gd)
-        }
-        (Family::Delta, Slot::Q) => {
-            let k = i / 7;
-            let c = i % 7;
-            if c < 3 {
-                return unit(g, 6 * k + c);
+impl Differ {
+    fn leaf_grad(&self, g: &mut Graph, family: Family, slot: Slot, i: u32) -> Grad {
+        let unit = |g: &mut Graph, d: u32| vec![(d, g.constant(1.0))];
+        match (family, slot) {
+            (Family::V, Slot::V) | (Family::Vdot, Slot::Vdot) | (Family::Lambda, Slot::Lambda) => {
+                unit(g, i)
             }
-            // θ∘[0; e_m] = [−θ_m; θ_0 e_m + θ_v × e_m]; component j of it is ±θ_l or 0.
-            let j = (c - 3) as usize;
-            let th = |g: &mut Graph, l: usize| g.input(Slot::Q, (7 * k + 3) as usize + l);
-            let half = g.constant(0.5);
-            let mut out = Grad::new();
-            for m in 0..3usize {
-                let term: Option<(bool, usize)> = if j == 0 {
-                    Some((false, m + 1))
-                } else if j - 1 == m {
-                    Some((true, 0))
-                } else {
-                    // (θ_v × e_m)_{j−1} = ε_{(j−1) l m} θ_l
-                    let a = j - 1;
-                    let l = 3 - a - m;
-                    let sign = levi(a, l, m);
-                    Some((sign > 0, l + 1))
+            (Family::T | Family::Rate, Slot::T) => unit(g, 0),
+            (Family::Rate, Slot::Q) => {
+                let gd = self.leaf_grad(g, Family::Delta, slot, i);
+                contract_with_v(g, &gd)
+            }
+            (Family::Delta, Slot::Q) => {
+                let (qo, vo, j) = match self.q_leaf(i) {
+                    QLeaf::Plain(d) => return unit(g, d),
+                    QLeaf::None => return Grad::new(),
+                    QLeaf::Quat { q, v, j } => (q, v, j),
                 };
-                if let Some((positive, l)) = term {
+                // θ∘[0; e_m] = [−θ_m; θ_0 e_m + θ_v × e_m]; component j of it is ±θ_l or 0.
+                let th = |g: &mut Graph, l: usize| g.input(Slot::Q, (qo + 3) as usize + l);
+                let half = g.constant(0.5);
+                let mut out = Grad::new();
+                for m in 0..3usize {
+                    let (positive, l) = if j == 0 {
+                        (false, m + 1)
+                    } else if j - 1 == m {
+                        (true, 0)
+                    } else {
+                        // (θ_v × e_m)_{j−1} = ε_{(j−1) l m} θ_l
+                        let a = j - 1;
+                        let l = 3 - a - m;
+                        (levi(a, l, m) > 0, l + 1)
+                    };
                     let x = th(g, l);
                     let hx = g.mul(half, x);
                     let v = if positive { hx } else { g.neg(hx) };
-                    out.push((6 * k + 3 + m as u32, v));
+                    out.push((vo + 3 + m as u32, v));
                 }
+                out
             }
-            out
+            _ => Grad::new(),
         }
-        _ => Grad::new(),
     }
-}
 
-/// The seed of a leaf in [`Family::Iter`].
-fn iter_leaf(g: &mut Graph, s: &IterSeeds, op: Op, vector_space: bool) -> Grad {
-    let gd = match op {
-        Op::Input(Slot::Vdot, i) => return vec![(i, g.constant(1.0))],
-        Op::Input(Slot::V, i) => return vec![(i, s.gh)],
-        Op::Input(Slot::Lambda, j) => return vec![(s.nv + j, g.constant(1.0))],
-        Op::Input(Slot::Q, i) if vector_space => return vec![(i, s.bh2)],
-        Op::Input(Slot::Q, i) => leaf_grad(g, Family::Delta, Slot::Q, i),
-        Op::Sym(k) => sym_grad(g, Family::Delta, k),
-        _ => return Grad::new(),
-    };
-    // (∂/∂δ) β′h² T(Δ): translations scaled, rotations of body k mixed by β′h² T_k.
-    let mut cols: std::collections::BTreeMap<u32, Vec<Id>> = Default::default();
-    for (c, d) in gd {
-        if c % 6 < 3 {
-            cols.entry(c)
-                .or_default()
-                .push(scale(g, Partial::Mul(s.bh2), d));
-            continue;
+    /// The seed of a leaf in [`Family::Iter`].
+    fn iter_leaf(&self, g: &mut Graph, s: &IterSeeds, op: Op) -> Grad {
+        let gd = match op {
+            Op::Input(Slot::Vdot, i) => return vec![(i, g.constant(1.0))],
+            Op::Input(Slot::V, i) => return vec![(i, s.gh)],
+            Op::Input(Slot::Lambda, j) => return vec![(s.nv + j, g.constant(1.0))],
+            Op::Input(Slot::Q, i) => self.leaf_grad(g, Family::Delta, Slot::Q, i),
+            Op::Sym(k) => self.sym_grad(g, Family::Delta, k),
+            _ => return Grad::new(),
+        };
+        // (∂/∂δ) β′h² T(Δ): translations and vector-space dofs scaled, rotations of
+        // rigid body k mixed by β′h² T_k.
+        let mut cols: std::collections::BTreeMap<u32, Vec<Id>> = Default::default();
+        for (c, d) in gd {
+            let Some((k, m)) = self.rotation_dof(c) else {
+                cols.entry(c)
+                    .or_default()
+                    .push(scale(g, Partial::Mul(s.bh2), d));
+                continue;
+            };
+            let Some(t) = s.bh2_t.get(k as usize) else {
+                continue;
+            };
+            let base = c - m as u32;
+            for (n, &tmn) in t[m].iter().enumerate() {
+                let x = scale(g, Partial::Mul(tmn), d);
+                cols.entry(base + n as u32).or_default().push(x);
+            }
         }
-        let k = (c / 6) as usize;
-        let m = (c % 6 - 3) as usize;
-        let Some(t) = s.bh2_t.get(k) else { continue };
-        for (n, &tmn) in t[m].iter().enumerate() {
-            let x = scale(g, Partial::Mul(tmn), d);
-            cols.entry(6 * k as u32 + 3 + n as u32).or_default().push(x);
-        }
+        cols.into_iter()
+            .filter_map(|(c, terms)| g.sum(&terms).map(|x| (c, x)))
+            .collect()
     }
-    cols.into_iter()
-        .filter_map(|(c, terms)| g.sum(&terms).map(|x| (c, x)))
-        .collect()
+
+    /// ∂A_ij/∂δφ_m = (A ẽ_m)_ij. Column j of A ẽ_m is A (e_m × e_j) = ε_{mjl} A e_l, so
+    /// the entry is ±A_il (l the third index) or zero for m = j.
+    fn sym_grad(&self, g: &mut Graph, family: Family, s: u32) -> Grad {
+        if family == Family::Rate {
+            // Ȧ = A ω̄̃ = Σ_m (A ẽ_m) ω̄_m.
+            let gd = self.sym_grad(g, Family::Delta, s);
+            return contract_with_v(g, &gd);
+        }
+        if family != Family::Delta {
+            return Grad::new();
+        }
+        let k = s / 9;
+        let Some(rv) = self.rotation_v(k) else {
+            return Grad::new();
+        };
+        let i = (s % 9) / 3;
+        let j = (s % 3) as usize;
+        let mut out = Grad::new();
+        for m in 0..3usize {
+            if m == j {
+                continue;
+            }
+            let l = 3 - m - j;
+            let a = g.sym(9 * k + 3 * i + l as u32);
+            let v = if levi(m, j, l) > 0 { a } else { g.neg(a) };
+            out.push((rv + m as u32, v));
+        }
+        out
+    }
 }
 
 /// The Levi-Civita symbol of three distinct indices in 0..3.
@@ -398,33 +576,6 @@ fn levi(a: usize, b: usize, c: usize) -> i32 {
         (0, 1, 2) | (1, 2, 0) | (2, 0, 1) => 1,
         _ => -1,
     }
-}
-
-/// ∂A_ij/∂δφ_m = (A ẽ_m)_ij. Column j of A ẽ_m is A (e_m × e_j) = ε_{mjl} A e_l, so
-/// the entry is ±A_il (l the third index) or zero for m = j.
-fn sym_grad(g: &mut Graph, family: Family, s: u32) -> Grad {
-    if family == Family::Rate {
-        // Ȧ = A ω̄̃ = Σ_m (A ẽ_m) ω̄_m.
-        let gd = sym_grad(g, Family::Delta, s);
-        return contract_with_v(g, &gd);
-    }
-    if family != Family::Delta {
-        return Grad::new();
-    }
-    let k = s / 9;
-    let i = (s % 9) / 3;
-    let j = (s % 3) as usize;
-    let mut out = Grad::new();
-    for m in 0..3usize {
-        if m == j {
-            continue;
-        }
-        let l = 3 - m - j;
-        let a = g.sym(9 * k + 3 * i + l as u32);
-        let v = if levi(m, j, l) > 0 { a } else { g.neg(a) };
-        out.push((6 * k + 3 + m as u32, v));
-    }
-    out
 }
 
 /// A δ-gradient contracted with the velocities, Σ_i d_i v_i, as the single direction 0

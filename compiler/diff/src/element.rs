@@ -7,7 +7,7 @@
 //! r_dyn = −Q + Bᵀλ with B = ∂Φ/∂δ, and every role follows by exact differentiation
 //! on the DAG ([`crate::ad`]).
 
-use crate::ad::{self, Differ, Family, Grad};
+use crate::ad::{self, Differ, Family, Grad, Layout, Seg};
 use crate::lie;
 use crate::roles::{Block, DiffError, ElementFunctions, Role};
 use fdc_ir::{Func, Graph, Id, Op, Slot, SlotSizes, M3, V3};
@@ -21,10 +21,24 @@ pub enum Coordinates {
     /// A rigid body on R³ × SO(3): connected body 0 of itself; owns q = [R; θ] and
     /// v = [Ṙ; ω̄], so `Init`, `Update` and `Scale` exist.
     RigidBody,
-    /// An element with its own coordinates q ∈ Rⁿ and v = q̇ (theory 3.1), e.g. the
-    /// Euler-parameter body; `n_bodies` of [`ElementBuilder::new`] is n. Its dynamics
-    /// come from [`ElementBuilder::lagrangian`] and loads; update is q + Δ.
+    /// An element with its own coordinates q ∈ Rⁿ and v = q̇ (theory 3.1); `n_bodies`
+    /// of [`ElementBuilder::new`] is n. Its dynamics come from
+    /// [`ElementBuilder::lagrangian`] and loads; update is q + Δ. It connects no bodies
+    /// (an element that does is a connector whose first block are these coordinates,
+    /// see [`ElementBuilder::with_bodies`]).
     VectorSpace,
+    /// A rigid body with Euler parameters (theory 3.3): connected body 0 of itself, of
+    /// [`BodyKind::Euler`]; owns q = [R; θ] and v = q̇ (7 each), update q + Δ.
+    EulerBody,
+}
+
+/// How a connected body stores its configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BodyKind {
+    /// q = [R; θ] (7), v = [Ṙ; ω̄] (6), q ↦ q∘exp(δ) (theory 3.2).
+    Rigid,
+    /// Euler parameters: q = [R; θ] (7), v = q̇ (7), q ↦ q + δ, ω̄ = 2Ḡθ̇ (theory 3.3).
+    Euler,
 }
 
 /// How the dynamic rows of `iter` and `iter_noqv` are formed. Both forms are exact
@@ -74,6 +88,9 @@ pub struct ElementBuilder<'g> {
     n_bodies: usize,
     n_params: usize,
     differ: Differ,
+    layout: Layout,
+    /// The block of each connected body in `layout`.
+    body_segs: Vec<Seg>,
     constraints: Vec<(String, Id)>,
     /// Generalized-force terms per velocity dof, with their gyroscopic flag.
     loads: Vec<Vec<(Id, bool)>>,
@@ -134,6 +151,8 @@ fn or_zero(g: &mut Graph, x: Option<Id>) -> Id {
 }
 
 impl<'g> ElementBuilder<'g> {
+    /// An element of rigid bodies only (or, for [`Coordinates::VectorSpace`], of
+    /// `n_bodies` own coordinates and no bodies).
     pub fn new(
         graph: &'g mut Graph,
         name: &str,
@@ -141,33 +160,105 @@ impl<'g> ElementBuilder<'g> {
         n_bodies: usize,
         n_params: usize,
     ) -> Self {
-        let mut errors = Vec::new();
-        if kind == Coordinates::RigidBody && n_bodies != 1 {
-            errors.push(format!(
-                "a rigid body is connected body 0 of itself, so it has 1 body, not {n_bodies}"
-            ));
+        match kind {
+            Coordinates::VectorSpace => {
+                Self::with_bodies(graph, name, kind, n_bodies, &[], n_params)
+            }
+            Coordinates::EulerBody => {
+                let mut b = Self::with_bodies(graph, name, kind, 0, &[BodyKind::Euler], n_params);
+                if n_bodies != 1 {
+                    b.errors.push(format!(
+                        "a body is connected body 0 of itself, so it has 1 body, not {n_bodies}"
+                    ));
+                }
+                b
+            }
+            _ => Self::with_bodies(
+                graph,
+                name,
+                kind,
+                0,
+                &vec![BodyKind::Rigid; n_bodies],
+                n_params,
+            ),
         }
-        let vector = kind == Coordinates::VectorSpace;
-        let (n_bodies, n_coords) = if vector { (0, n_bodies) } else { (n_bodies, 0) };
+    }
+
+    /// An element with `own` vector-space coordinates first (for a connector: those of
+    /// a vector-space element, owned by another element) and then the connected bodies
+    /// of the given kinds.
+    pub fn with_bodies(
+        graph: &'g mut Graph,
+        name: &str,
+        kind: Coordinates,
+        own: usize,
+        bodies: &[BodyKind],
+        n_params: usize,
+    ) -> Self {
+        let mut errors = Vec::new();
+        match kind {
+            Coordinates::RigidBody if bodies != [BodyKind::Rigid] || own > 0 => {
+                errors.push(format!(
+                    "a rigid body is connected body 0 of itself, so it has 1 body, not {}",
+                    bodies.len()
+                ));
+            }
+            Coordinates::EulerBody if bodies != [BodyKind::Euler] || own > 0 => {
+                errors.push("an Euler-parameter body is connected body 0 of itself".into());
+            }
+            Coordinates::VectorSpace if !bodies.is_empty() => {
+                errors.push(
+                    "a vector-space owner connects no bodies (use a connector with own \
+                     coordinates)"
+                        .into(),
+                );
+            }
+            _ => {}
+        }
+        let mut layout = Layout::default();
+        let (mut q, mut v) = (0u32, 0u32);
+        if own > 0 {
+            layout.segs.push(Seg::Vector {
+                q,
+                v,
+                n: own as u32,
+            });
+            q += own as u32;
+            v += own as u32;
+        }
+        let mut body_segs = Vec::new();
+        for (k, b) in bodies.iter().enumerate() {
+            let seg = match b {
+                BodyKind::Rigid => Seg::Rigid {
+                    q,
+                    v,
+                    body: k as u32,
+                },
+                BodyKind::Euler => Seg::Vector { q, v, n: 7 },
+            };
+            q += 7;
+            v += if *b == BodyKind::Rigid { 6 } else { 7 };
+            layout.segs.push(seg);
+            body_segs.push(seg);
+        }
+        let nv = layout.nv();
         ElementBuilder {
             g: graph,
             name: name.to_string(),
             kind,
-            n_bodies,
+            n_bodies: bodies.len(),
             n_params,
-            differ: if vector {
-                Differ::vector_space()
-            } else {
-                Differ::new()
-            },
+            differ: Differ::with_layout(layout.clone()),
+            layout,
+            body_segs,
             constraints: Vec::new(),
-            loads: vec![Vec::new(); if vector { n_coords } else { 6 * n_bodies }],
+            loads: vec![Vec::new(); nv],
             gyroscopic: false,
             outputs: Vec::new(),
             states: Vec::new(),
             initial: None,
             vector_initial: None,
-            n_coords,
+            n_coords: own,
             iteration_form: IterationForm::default(),
             errors,
         }
@@ -180,7 +271,7 @@ impl<'g> ElementBuilder<'g> {
 
     /// Kinematics of connected body `k`.
     pub fn body(&mut self, k: usize) -> BodyKin {
-        if self.kind == Coordinates::VectorSpace {
+        if k >= self.n_bodies && self.kind == Coordinates::VectorSpace {
             self.errors.push(format!(
                 "body {k} used, but a vector-space element has coordinates, not bodies"
             ));
@@ -194,8 +285,33 @@ impl<'g> ElementBuilder<'g> {
             return self.ground();
         }
         let g = &mut *self.g;
-        let q = |g: &mut Graph, i: usize| g.input(Slot::Q, 7 * k + i);
-        let v3 = |g: &mut Graph, s: Slot, o: usize| [0, 1, 2].map(|i| g.input(s, 6 * k + o + i));
+        let (qo, vo) = match self.body_segs[k] {
+            Seg::Rigid { q, v, .. } => (q as usize, v as usize),
+            Seg::Vector { q, v, .. } => {
+                // Euler parameters: A(θ) and ω̄ = 2Ḡθ̇ straight from the coordinates,
+                // so the derivatives are those of a vector space.
+                let (q, v) = (q as usize, v as usize);
+                let r = [0, 1, 2].map(|i| g.input(Slot::Q, q + i));
+                let th = [3, 4, 5, 6].map(|i| g.input(Slot::Q, q + i));
+                let thd = [3, 4, 5, 6].map(|i| g.input(Slot::V, v + i));
+                let thdd = [3, 4, 5, 6].map(|i| g.input(Slot::Vdot, v + i));
+                let a = lie::shabana(g, th);
+                let omega_bar = lie::two_gbar(g, th, thd);
+                // ω̄̇ = 2Ḡ(θ̇)θ̇ + 2Ḡ(θ)θ̈ and Ḡ(x)x = 0.
+                let alpha_bar = lie::two_gbar(g, th, thdd);
+                return BodyKin {
+                    index: Some(k),
+                    r,
+                    a,
+                    rdot: [0, 1, 2].map(|i| g.input(Slot::V, v + i)),
+                    omega_bar,
+                    acc: [0, 1, 2].map(|i| g.input(Slot::Vdot, v + i)),
+                    alpha_bar,
+                };
+            }
+        };
+        let q = |g: &mut Graph, i: usize| g.input(Slot::Q, qo + i);
+        let v3 = |g: &mut Graph, s: Slot, o: usize| [0, 1, 2].map(|i| g.input(s, vo + o + i));
         BodyKin {
             index: Some(k),
             r: [q(g, 0), q(g, 1), q(g, 2)],
@@ -227,7 +343,7 @@ impl<'g> ElementBuilder<'g> {
     }
 
     fn vector_input(&mut self, slot: Slot, i: usize) -> Id {
-        if self.kind != Coordinates::VectorSpace || i >= self.n_coords {
+        if i >= self.n_coords {
             self.errors.push(format!(
                 "coordinate {i} used, but the element has {} own coordinates",
                 self.n_coords
@@ -260,12 +376,28 @@ impl<'g> ElementBuilder<'g> {
         if !self.exists(&[kinetic, potential]) {
             return;
         }
-        if self.kind != Coordinates::VectorSpace {
+        if self.n_coords == 0 {
             self.errors
                 .push("a Lagrangian belongs to a vector-space element".to_string());
             return;
         }
-        let p = self.differ.grad(self.g, Family::V, kinetic);
+        // Lagrange's equations hold for coordinates with v = q̇; a rigid body's δφ is
+        // not such a coordinate, so T must not see the bodies.
+        let n = self.n_coords as u32;
+        let foreign = |g: &Grad| g.iter().any(|(d, _)| *d >= n);
+        let (gv, gd) = (
+            self.differ.grad(self.g, Family::V, kinetic),
+            self.differ.grad(self.g, Family::Delta, kinetic),
+        );
+        if foreign(&gv) || foreign(&gd) {
+            self.errors.push(
+                "the kinetic energy may depend only on the element's own coordinates and \
+                 their rates, not on connected bodies"
+                    .to_string(),
+            );
+            return;
+        }
+        let p = gv;
         for (i, pi) in p {
             let i = i as usize;
             let mut terms = Vec::new();
@@ -447,16 +579,42 @@ impl<'g> ElementBuilder<'g> {
             return;
         }
         let Some(k) = b.index else { return };
+        let vo = self.body_v(k);
         for (i, &fi) in f.iter().enumerate() {
-            self.load(6 * k + i, fi);
+            self.load(vo + i, fi);
         }
         if at.iter().all(|&x| self.g.as_const(x) == Some(0.0)) {
             return;
         }
         let fb = mat_vec_s(self.g, b.a, f, true);
         let m = self.g.cross(at, fb);
-        for (i, &mi) in m.iter().enumerate() {
-            self.load(6 * k + 3 + i, mi);
+        self.load_body_torque(k, m);
+    }
+
+    /// The first velocity dof of connected body k.
+    fn body_v(&self, k: usize) -> usize {
+        match self.body_segs[k] {
+            Seg::Rigid { v, .. } | Seg::Vector { v, .. } => v as usize,
+        }
+    }
+
+    /// Q += (∂ω̄/∂v)ᵀ m̄: m̄ itself on δφ of a rigid body, 2Ḡᵀm̄ on θ̇ of an
+    /// Euler-parameter body.
+    fn load_body_torque(&mut self, k: usize, m_bar: V3) {
+        let vo = self.body_v(k);
+        match self.body_segs[k] {
+            Seg::Rigid { .. } => {
+                for (i, &mi) in m_bar.iter().enumerate() {
+                    self.load(vo + 3 + i, mi);
+                }
+            }
+            Seg::Vector { q, .. } => {
+                let th = [3, 4, 5, 6].map(|i| self.g.input(Slot::Q, q as usize + i));
+                let t = lie::two_gbar_t(self.g, th, m_bar);
+                for (l, &tl) in t.iter().enumerate() {
+                    self.load(vo + 3 + l, tl);
+                }
+            }
         }
     }
 
@@ -467,9 +625,7 @@ impl<'g> ElementBuilder<'g> {
         }
         let Some(k) = b.index else { return };
         let mb = mat_vec_s(self.g, b.a, m, true);
-        for (i, &mi) in mb.iter().enumerate() {
-            self.load(6 * k + 3 + i, mi);
-        }
+        self.load_body_torque(k, mb);
     }
 
     /// A torque m̄ in body components: Q_ω̄ += m̄.
@@ -478,9 +634,7 @@ impl<'g> ElementBuilder<'g> {
             return;
         }
         let Some(k) = b.index else { return };
-        for (i, &mi) in m_bar.iter().enumerate() {
-            self.load(6 * k + 3 + i, mi);
-        }
+        self.load_body_torque(k, m_bar);
     }
 
     /// A generalized force s conjugate to a measure m (a function of the configuration
@@ -544,7 +698,7 @@ impl<'g> ElementBuilder<'g> {
         velocity: V3,
         angular_velocity: V3,
     ) {
-        if self.kind != Coordinates::RigidBody {
+        if !matches!(self.kind, Coordinates::RigidBody | Coordinates::EulerBody) {
             self.errors
                 .push("only a rigid body has a rigid-body initial state".to_string());
             return;
@@ -580,14 +734,8 @@ impl<'g> ElementBuilder<'g> {
     /// (an index beyond its sizes, or a symbol that is no connected body's rotation
     /// matrix), described for an error message.
     fn foreign_leaf(&self, roots: &[Id]) -> Option<String> {
-        let nv = match self.kind {
-            Coordinates::VectorSpace => self.n_coords,
-            _ => 6 * self.n_bodies,
-        };
-        let nq = match self.kind {
-            Coordinates::VectorSpace => self.n_coords,
-            _ => 7 * self.n_bodies,
-        };
+        let nv = self.layout.nv();
+        let nq = self.layout.nq();
         let mut seen = std::collections::HashSet::new();
         let mut stack = roots.to_vec();
         while let Some(n) = stack.pop() {
@@ -648,11 +796,17 @@ impl<'g> ElementBuilder<'g> {
         if let Some(bad) = self.foreign_leaf(&roots) {
             return Err(self.error(bad));
         }
+        if self.kind == Coordinates::EulerBody {
+            // Euler parameters are a unit quaternion only through this constraint.
+            let th = [3, 4, 5, 6].map(|i| self.g.input(Slot::Q, i));
+            let sq: Vec<Id> = th.iter().map(|&x| self.g.powi(x, 2)).collect();
+            let tt = self.g.sum(&sq).expect("four terms");
+            let one = self.g.constant(1.0);
+            let phi = self.g.sub(tt, one);
+            self.constraints.push(("norm".to_string(), phi));
+        }
         let nb = self.n_bodies;
-        let (nq, nv) = match self.kind {
-            Coordinates::VectorSpace => (self.n_coords, self.n_coords),
-            _ => (7 * nb, 6 * nb),
-        };
+        let (nq, nv) = (self.layout.nq(), self.layout.nv());
         let (nl, np) = (self.constraints.len(), self.n_params);
         let phis: Vec<Id> = self.constraints.iter().map(|c| c.1).collect();
 
@@ -781,9 +935,16 @@ impl<'g> ElementBuilder<'g> {
 
         // Iter and IterNoqv.
         let tangents: Vec<M3> = (0..nb)
-            .map(|k| {
-                let psi = [3, 4, 5].map(|i| self.g.input(Slot::Delta, 6 * k + i));
-                lie::tangent_so3(self.g, psi)
+            .map(|k| match self.body_segs[k] {
+                Seg::Rigid { v, .. } => {
+                    let psi = [3, 4, 5].map(|i| self.g.input(Slot::Delta, v as usize + i));
+                    lie::tangent_so3(self.g, psi)
+                }
+                // Additive update: no tangent operator (never read).
+                Seg::Vector { .. } => {
+                    let z = self.g.constant(0.0);
+                    [[z; 3]; 3]
+                }
             })
             .collect();
         let bh2_t: Vec<M3> = tangents
@@ -807,7 +968,7 @@ impl<'g> ElementBuilder<'g> {
         // Out.
         let mut out_names = Vec::new();
         let mut out_ids = Vec::new();
-        if self.kind == Coordinates::RigidBody {
+        if matches!(self.kind, Coordinates::RigidBody | Coordinates::EulerBody) {
             let b = self.body(0);
             let th = [3, 4, 5, 6].map(|i| self.g.input(Slot::Q, i));
             let w = self.omega(&b);
@@ -851,13 +1012,17 @@ impl<'g> ElementBuilder<'g> {
         match self.kind {
             Coordinates::RigidBody => roles.extend(self.owner_roles()?),
             Coordinates::VectorSpace => roles.extend(self.vector_owner_roles()?),
+            Coordinates::EulerBody => roles.extend(self.euler_owner_roles()?),
             Coordinates::Connector => {}
         }
 
         // Replace the rotation matrix symbols by Shabana's matrix of the quaternions.
         let mut sym_map = HashMap::new();
         for k in 0..nb {
-            let th = [3, 4, 5, 6].map(|i| self.g.input(Slot::Q, 7 * k + i));
+            let Seg::Rigid { q, .. } = self.body_segs[k] else {
+                continue;
+            };
+            let th = [3, 4, 5, 6].map(|i| self.g.input(Slot::Q, q as usize + i));
             let a = lie::shabana(self.g, th);
             for (i, row) in a.iter().enumerate() {
                 for (j, &x) in row.iter().enumerate() {
@@ -907,21 +1072,17 @@ impl<'g> ElementBuilder<'g> {
     /// (∂r/∂δ) T(Δ) for one sparse row: translations unchanged, the three rotation
     /// columns of body k multiplied by T_SO(3)(Δφ_k).
     fn times_tangent(&mut self, row: &Grad, tangents: &[M3]) -> Grad {
-        if self.kind == Coordinates::VectorSpace {
-            // q = q_n + Δ: the tangent operator is the identity.
-            return row.clone();
-        }
         let mut cols: BTreeMap<u32, Vec<Id>> = BTreeMap::new();
         for &(c, d) in row {
-            if c % 6 < 3 {
+            // Translations and additive (vector-space) dofs: the identity.
+            let Some((k, m)) = self.layout.rotation_dof(c) else {
                 cols.entry(c).or_default().push(d);
                 continue;
-            }
-            let k = (c / 6) as usize;
-            let m = (c % 6 - 3) as usize;
-            for (n, &tmn) in tangents[k][m].iter().enumerate() {
+            };
+            let base = c - m as u32;
+            for (n, &tmn) in tangents[k as usize][m].iter().enumerate() {
                 let t = mul_s(self.g, d, tmn);
-                cols.entry(6 * k as u32 + 3 + n as u32).or_default().push(t);
+                cols.entry(base + n as u32).or_default().push(t);
             }
         }
         cols.into_iter()
@@ -1127,6 +1288,50 @@ impl<'g> ElementBuilder<'g> {
             ),
             (Role::Update, update, vec![Block::Dense { len: n }]),
             (Role::Scale, scale, vec![Block::Dense { len: n }]),
+        ])
+    }
+
+    /// `Init`, `Update` and `Scale` of an Euler-parameter body (theory 3.3):
+    /// q₀ = [R₀; θ₀/|θ₀|], v₀ = [V₀; ½Ḡᵀ(Aᵀω₀)] (= ½Gᵀω₀), update q + Δ.
+    fn euler_owner_roles(&mut self) -> Result<Vec<RoleOutputs>, DiffError> {
+        let Some(init) = self.initial.take() else {
+            return Err(self.error("an Euler-parameter body needs its initial state"));
+        };
+        let g = &mut *self.g;
+        let th0 = lie::normalize(g, init.orientation);
+        let a0 = lie::shabana(g, th0);
+        let wb = g.mat_t_vec(a0, init.angular_velocity);
+        let twice = lie::two_gbar_t(g, th0, wb);
+        let quarter = g.constant(0.25);
+        let mut out: Vec<Id> = init.position.to_vec();
+        out.extend(th0);
+        out.extend(init.velocity);
+        // ½Ḡᵀω̄ = ¼ (2Ḡᵀω̄).
+        out.extend(twice.map(|x| g.mul(quarter, x)));
+        let q: Vec<Id> = (0..7).map(|i| g.input(Slot::Q, i)).collect();
+        let update: Vec<Id> = q
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| {
+                let d = g.input(Slot::Delta, i);
+                g.add2(x, d)
+            })
+            .collect();
+        // |R| for the translations; θ is of order one, so its error is absolute.
+        let n = g.norm([q[0], q[1], q[2]]);
+        let z = g.constant(0.0);
+        Ok(vec![
+            (
+                Role::Init,
+                out,
+                vec![Block::Dense { len: 7 }, Block::Dense { len: 7 }],
+            ),
+            (Role::Update, update, vec![Block::Dense { len: 7 }]),
+            (
+                Role::Scale,
+                vec![n, n, n, z, z, z, z],
+                vec![Block::Dense { len: 7 }],
+            ),
         ])
     }
 

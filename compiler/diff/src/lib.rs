@@ -6,8 +6,11 @@
 //! the tangent operator ([`lie`]), the memoized chain rule (each shared node of the
 //! hash-consed DAG is differentiated once), and the roles of theory §2 (res, iter,
 //! iter_noqv, ic, init, update, scale, out, post) built from an element definition
-//! ([`ElementBuilder`]): rigid bodies, connectors between them, and vector-space
-//! elements with Lagrange's equations from kinetic and potential energy (theory 3.1).
+//! ([`ElementBuilder`]): rigid bodies, Euler-parameter bodies (theory 3.3), connectors
+//! between bodies of either kind, and vector-space elements with Lagrange's equations
+//! from kinetic and potential energy (theory 3.1). An element's coordinates are a
+//! [`Layout`] of blocks: rigid bodies (update q∘exp(δ)) and vector spaces (q + δ); a
+//! connector sees each body through the same [`BodyKin`], whatever its kind.
 //!
 //! Must not know: the fd language (the front end's lowering calls the builder), the
 //! runtime crate (its `Role`/`Block` are mirrored in [`roles`] and mapped by the
@@ -21,6 +24,6 @@ mod element;
 pub mod lie;
 pub mod roles;
 
-pub use ad::{op_count, Differ, Family, Grad};
-pub use element::{rotation_sym, BodyKin, Coordinates, ElementBuilder, IterationForm};
+pub use ad::{op_count, Differ, Family, Grad, Layout, Seg};
+pub use element::{rotation_sym, BodyKin, BodyKind, Coordinates, ElementBuilder, IterationForm};
 pub use roles::{Block, DiffError, ElementFunctions, Role};

@@ -150,6 +150,60 @@ pub fn normalize(g: &mut Graph, q: Quat) -> Quat {
     q.map(|x| g.div(x, n))
 }
 
+/// Ḡ(θ) of theory 3.3 as (sign, index of θ) per entry: row i, column l.
+/// Ḡ = [−θ_v, θ₀I − θ̃_v], so that 2Ḡθ̇ = ω̄ for a unit θ.
+const GBAR: [[(bool, usize); 4]; 3] = [
+    [(false, 1), (true, 0), (true, 3), (false, 2)],
+    [(false, 2), (false, 3), (true, 0), (true, 1)],
+    [(false, 3), (true, 2), (false, 1), (true, 0)],
+];
+
+/// 2Ḡ(θ) x for a 4-vector x (the body angular velocity of Euler parameters for x = θ̇).
+pub fn two_gbar(g: &mut Graph, th: Quat, x: Quat) -> V3 {
+    let two = g.constant(2.0);
+    GBAR.map(|row| {
+        let (mut pos, mut neg) = (Vec::new(), Vec::new());
+        for (l, (plus, c)) in row.into_iter().enumerate() {
+            let t = g.mul(th[c], x[l]);
+            if plus {
+                pos.push(t)
+            } else {
+                neg.push(t)
+            }
+        }
+        let p = g.sum(&pos).expect("two positive terms per row");
+        let n = g.sum(&neg).expect("two negative terms per row");
+        let d = g.sub(p, n);
+        g.mul(two, d)
+    })
+}
+
+/// 2Ḡ(θ)ᵀ w for a 3-vector w (a body torque as a generalized force on θ).
+pub fn two_gbar_t(g: &mut Graph, th: Quat, w: V3) -> Quat {
+    let two = g.constant(2.0);
+    [0, 1, 2, 3].map(|l| {
+        let (mut pos, mut neg) = (Vec::new(), Vec::new());
+        for (i, row) in GBAR.iter().enumerate() {
+            let (plus, c) = row[l];
+            let t = g.mul(th[c], w[i]);
+            if plus {
+                pos.push(t)
+            } else {
+                neg.push(t)
+            }
+        }
+        let p = g.sum(&pos);
+        let n = g.sum(&neg);
+        let d = match (p, n) {
+            (Some(p), Some(n)) => g.sub(p, n),
+            (Some(p), None) => p,
+            (None, Some(n)) => g.neg(n),
+            (None, None) => g.constant(0.0),
+        };
+        g.mul(two, d)
+    })
+}
+
 /// `f64` mirrors of the builders above, for tests and constant folding by callers.
 pub mod num {
     use super::TAYLOR_THRESHOLD;

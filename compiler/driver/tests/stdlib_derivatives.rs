@@ -1,7 +1,8 @@
 //! Every element type of the standard library, as the compiler lowers it from its fd
 //! source, against central finite differences of its own residual on the group: the
 //! iteration matrix must be the exact derivative of the discrete residual
-//! x = [v̇; λ] ↦ r(q_n∘exp(Δ_pred + β′h²v̇), v_pred + γ′h v̇, v̇, λ, Δ).
+//! x = [v̇; λ] ↦ r(q_n∘exp(Δ_pred + β′h²v̇), v_pred + γ′h v̇, v̇, λ, Δ), where the
+//! coordinates of Euler-parameter bodies and vector-space elements are updated by q + Δ.
 
 use fdc_diff::lie::num::{exp_quat, hamilton};
 use fdc_diff::Role;
@@ -35,6 +36,26 @@ force bu: bushing(a, b) { at = [0.5, 0, 0]; stiffness = [10, 20, 30]; damping = 
 joint g3: fix_dof(a, b) { at = [0.3, 0.2, 0.1]; axes = [[0, 1, 0], [0, 0, 1], [1, 0, 0]]; dof = 3; }
 joint g1: fix_dof(b) { at = [0.3, 0.2, 0.1]; dof = 1; }
 driver dt: translation_driver(b) { at = [1, 0, 0]; axis = [0, 0, 1]; value = 0.1*t^2 + 0.2; ramp = 0.6; }
+body e: rigid_body_euler { mass = 1.5; inertia = [0.07, 0.05, 0.02]; position = [0.2, 0.8, 0.1];
+    orientation = quat(0.6, 0.3, -0.2, 0.5); velocity = [0.3, 0, -0.2];
+    angular_velocity = [1, 0.5, -0.7]; }
+joint re: revolute(e, a) { at = [0.3, 0.5, 0.1]; axis = [0.1, 1, 0.2]; }
+joint ue: universal(b, e) { at = [0.6, 0.4, 0.2]; axis1 = [1, 0, 0]; axis2 = [0, 0, 1]; }
+joint fe: fixed(e) { at = [0.2, 0.9, 0]; }
+force sde: spring_damper(e, b) { at_a = [0.2, 0.7, 0]; at_b = [0.9, 0.1, 0.3]; stiffness = 30; damping = 2; preload = 1; }
+force cte: constant_torque(e) { value = [0.1, -0.4, 0.2]; }
+force bue: bushing(a, e) { at = [0.3, 0.6, 0]; stiffness = [10, 20, 30]; damping = [1, 2, 3];
+    rot_stiffness = [4, 5, 6]; rot_damping = [0.1, 0.2, 0.3]; }
+/// A point mass in Cartesian coordinates hanging from a point of a body by a spring.
+element hanging(b: body) {
+    param m = 0.5;
+    coordinates p: vec3 = [0.4, 0.3, -0.5], s: scalar = 0.2;
+    kinetic = 0.5*m*dot(rate(p), rate(p)) + 0.5*rate(s)^2*(1 + s^2);
+    potential = -m*dot(gravity, p) + 20*norm(p - b.point([0.1, 0, 0]))^2 + s^4;
+    constrain dot(p, b.axis([0, 0, 1])) - s - initial(dot(p, b.axis([0, 0, 1])) - s);
+}
+element ha: hanging(a);
+element he: hanging(e);
 ";
 
 /// A small deterministic generator (the test must not depend on a seed crate).
@@ -49,17 +70,54 @@ impl Lcg {
     }
 }
 
-/// q∘exp(Δ) per body (7 stored numbers, 6 increments each).
-fn compose(q: &[f64], delta: &[f64]) -> Vec<f64> {
-    let mut out = q.to_vec();
-    for k in 0..q.len() / 7 {
-        for i in 0..3 {
-            out[7 * k + i] = q[7 * k + i] + delta[6 * k + i];
+/// A block of an element's local coordinates: a rigid body on R³×SO(3) (7 stored
+/// numbers, 6 increments) or one vector-space coordinate (q + Δ).
+#[derive(Clone, Copy, Debug)]
+enum Block {
+    Rigid { q: usize, v: usize },
+    Plain { q: usize, v: usize },
+}
+
+/// The local blocks of an instance, from the owners of its coordinates: an owner with
+/// 7 coordinates and 6 dofs is a rigid body, every other owner is a vector space.
+fn blocks_of(l: &fdc_lower::LoweredModel, inst: &fdc_lower::Instance) -> Vec<Block> {
+    let mut rigid_q = std::collections::HashSet::new();
+    for o in &l.instances {
+        let ty = &l.types[o.type_index];
+        if ty.owns_coordinates && ty.nq == 7 && ty.nv == 6 {
+            rigid_q.insert(o.q_map[0]);
         }
-        let th = [q[7 * k + 3], q[7 * k + 4], q[7 * k + 5], q[7 * k + 6]];
-        let e = exp_quat([delta[6 * k + 3], delta[6 * k + 4], delta[6 * k + 5]]);
-        let r = hamilton(th, e);
-        out[7 * k + 3..7 * k + 7].copy_from_slice(&r);
+    }
+    let (mut q, mut v, mut out) = (0, 0, Vec::new());
+    while q < inst.q_map.len() {
+        if rigid_q.contains(&inst.q_map[q]) {
+            out.push(Block::Rigid { q, v });
+            q += 7;
+            v += 6;
+        } else {
+            out.push(Block::Plain { q, v });
+            q += 1;
+            v += 1;
+        }
+    }
+    out
+}
+
+/// q∘exp(Δ) on rigid blocks, q + Δ on the others.
+fn compose(blocks: &[Block], q: &[f64], delta: &[f64]) -> Vec<f64> {
+    let mut out = q.to_vec();
+    for b in blocks {
+        match *b {
+            Block::Plain { q: i, v: j } => out[i] = q[i] + delta[j],
+            Block::Rigid { q: i, v: j } => {
+                for c in 0..3 {
+                    out[i + c] = q[i + c] + delta[j + c];
+                }
+                let th = [q[i + 3], q[i + 4], q[i + 5], q[i + 6]];
+                let e = exp_quat([delta[j + 3], delta[j + 4], delta[j + 5]]);
+                out[i + 3..i + 7].copy_from_slice(&hamilton(th, e));
+            }
+        }
     }
     out
 }
@@ -93,16 +151,29 @@ fn every_stdlib_iteration_matrix_is_the_derivative_of_its_residual() {
         if nv == 0 {
             continue; // model outputs
         }
-        // A random configuration: unit quaternions, moved positions.
-        let mut q_n = vec![0.0; ty.nq];
-        for k in 0..ty.nq / 7 {
-            for i in 0..3 {
-                q_n[7 * k + i] = rng.next();
+        // A random configuration: every body (of either kind) seven numbers [R; θ]
+        // with a unit θ; the coordinates of a vector-space element anything.
+        let layout = blocks_of(l, inst);
+        let mut q_n: Vec<f64> = (0..ty.nq).map(|_| rng.next()).collect();
+        let mut bodies: Vec<usize> = Vec::new();
+        for b in &layout {
+            if let Block::Rigid { q, .. } = b {
+                bodies.push(*q);
             }
-            let th: Vec<f64> = (0..4).map(|_| rng.next()).collect();
-            let n = th.iter().map(|x| x * x).sum::<f64>().sqrt();
-            for i in 0..4 {
-                q_n[7 * k + 3 + i] = th[i] / n;
+        }
+        // Euler-parameter bodies: 7 consecutive plain coordinates owned by a body.
+        for o in &l.instances {
+            let oty = &l.types[o.type_index];
+            if oty.owns_coordinates && oty.nq == 7 && oty.nv == 7 {
+                if let Some(k) = inst.q_map.iter().position(|&g| g == o.q_map[0]) {
+                    bodies.push(k);
+                }
+            }
+        }
+        for k in bodies {
+            let n = q_n[k + 3..k + 7].iter().map(|x| x * x).sum::<f64>().sqrt();
+            for i in 3..7 {
+                q_n[k + i] /= n;
             }
         }
         let d_pred: Vec<f64> = (0..nv).map(|_| 0.05 * rng.next()).collect();
@@ -115,7 +186,13 @@ fn every_stdlib_iteration_matrix_is_the_derivative_of_its_residual() {
                 .map(|i| d_pred[i] + beta * h * h * vdot[i])
                 .collect();
             let v: Vec<f64> = (0..nv).map(|i| v_pred[i] + gamma * h * vdot[i]).collect();
-            (compose(&q_n, &delta), v, vdot, x[nv..].to_vec(), delta)
+            (
+                compose(&layout, &q_n, &delta),
+                v,
+                vdot,
+                x[nv..].to_vec(),
+                delta,
+            )
         };
         let call = |func: &fdc_ir::Func, x: &[f64]| {
             let (q, v, vdot, lam, delta) = state(x);
@@ -180,6 +257,16 @@ fn every_stdlib_iteration_matrix_is_the_derivative_of_its_residual() {
         "rotation_driver@dr",
         "rotation_driver@dr2",
         "translation_driver@dt",
+        "rigid_body_euler",
+        "revolute[eb]",
+        "universal[be]",
+        "fixed[eg]",
+        "spring_damper[eb]",
+        "constant_torque[e]",
+        "bushing[be]",
+        "hanging",
+        "hanging[e]",
+        "coordinates[4]",
     ] {
         assert!(
             checked.iter().any(|c| c.starts_with(name)),

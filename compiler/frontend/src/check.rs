@@ -27,8 +27,9 @@ pub struct TypeParam {
 pub enum Coordinates {
     /// A connector: owns no coordinates.
     None,
-    /// A rigid body on R³×SO(3); the expressions are the initial position (vec3),
-    /// orientation (quat), velocity (vec3) and angular velocity (vec3, global).
+    /// A rigid body on R³×SO(3) (`rigid`) or with Euler parameters (`euler`); the
+    /// expressions are the initial position (vec3), orientation (quat), velocity (vec3)
+    /// and angular velocity (vec3, global).
     Rigid { args: Vec<Expr> },
     /// Vector-space coordinates: (name, type, initial value).
     Vector(Vec<(String, Ty, Option<Expr>)>),
@@ -1042,7 +1043,7 @@ impl<'m> Checker<'m> {
                     for a in args {
                         self.expr(a, &env);
                     }
-                    if group.name != "rigid" {
+                    if !matches!(group.name.as_str(), "rigid" | "euler") {
                         // Counts as the declaration: no second "declares no coordinates".
                         coord_span.get_or_insert(s.span);
                         self.diags.push(
@@ -1051,14 +1052,17 @@ impl<'m> Checker<'m> {
                                 format!("unknown coordinate group `{}`", group.name),
                             )
                             .at(group.span, "not a group")
-                            .suggest(&group.name, ["rigid"])
-                            .note("the one group the compiler knows is `rigid` (R³×SO(3))"),
+                            .suggest(&group.name, ["rigid", "euler"])
+                            .note("the groups the compiler knows are `rigid` (R³×SO(3)) and `euler` (Euler parameters)"),
                         );
                     } else if def.kind != Kind::Body {
                         self.diags.push(
                             Diagnostic::error(
                                 "E0401",
-                                "`coordinates rigid(...)` is only allowed in a body type",
+                                format!(
+                                    "`coordinates {}(...)` is only allowed in a body type",
+                                    group.name
+                                ),
                             )
                             .at(
                                 s.span,

@@ -6,8 +6,8 @@
 //! What happens here: model parameters are evaluated to numbers; every instance is
 //! flattened (a preset's primitives are inlined into the preset's own element, with
 //! multipliers `<primitive>.lambda`; other nested instances become `<parent>.<name>`);
-//! every element type is lowered once per pattern of ground connections; values that
-//! belong to an instance
+//! every element type is lowered once per pattern of connections (ground, a rigid body,
+//! an Euler-parameter body); values that belong to an instance
 //! (`initial(e)`, `at_time(e, T)`, `b.local(x)`, parameter defaults, the start values of
 //! element `state`, fields of nested instances) become
 //! parameter slots computed numerically at build time from the initial configuration.
@@ -17,6 +17,10 @@
 //! and zero-clamped slopes, reading `table(...)` files relative to the model file); a
 //! call `NAME(x)` is an `Op::Spline` node. Spline data are part of the IR (a changed
 //! table is a changed model).
+//! A vector-space element (`coordinates x: T`) becomes two runtime elements: a generated
+//! owner `coordinates[n]` (instance `<name>.coordinates`: initial values, update q + Δ)
+//! and the element's equations, which act on those coordinates and on its bodies like
+//! a connector; `kinetic`/`potential` go to the builder's Lagrange equations.
 //!
 //! **Architecture invariant:** must not know LLVM or the runtime. It runs only on a
 //! model the front end has checked; anything it still cannot lower is a [`LowerError`]
@@ -29,7 +33,7 @@ mod value;
 
 use eval::{eval_nodes, Time};
 use expr::{Globals, Hidden, Lowerer, Target};
-use fdc_diff::{Coordinates, ElementBuilder, ElementFunctions, Role};
+use fdc_diff::{BodyKind, Coordinates, ElementBuilder, ElementFunctions, Role};
 use fdc_frontend::ast::{
     Expr, ExprKind, Field, Item, Kind, Module, Span, SplineDecl, StmtKind, TypeDef,
 };
@@ -144,20 +148,63 @@ struct Sub {
     fields: Vec<(String, Vec<Id>, Span)>,
 }
 
-/// An element type lowered for one pattern of ground connections.
+/// An element type lowered for one pattern of connections.
 struct LoweredType {
     fn_index: Option<usize>,
     n_params: usize,
     slots: Vec<ParamSlot>,
     hidden: Vec<Hidden>,
     subs: Vec<Sub>,
+    /// Vector-space coordinates of the type (0 for none).
+    n_own: usize,
+    /// Parameter slots holding the initial values of those coordinates, in order.
+    own_init: Vec<usize>,
 }
 
+/// The key of a lowered element type: its name and, per connection, ground (`None`)
+/// or the kind of the body connected there.
+type TypeKey = (String, Vec<Option<BodyKind>>);
+
 struct Body {
+    kind: BodyKind,
     q0: Vec<f64>,
     v0: Vec<f64>,
     q_offset: usize,
     v_offset: usize,
+}
+
+impl Body {
+    fn nv(&self) -> usize {
+        match self.kind {
+            BodyKind::Rigid => 6,
+            BodyKind::Euler => 7,
+        }
+    }
+}
+
+/// The body kind a body type declares with its coordinate group (`None`: not a body
+/// type).
+fn body_kind(def: &TypeDef) -> Option<BodyKind> {
+    def.body.iter().find_map(|s| match &s.kind {
+        StmtKind::CoordinatesGroup { group, .. } if group.name == "euler" => Some(BodyKind::Euler),
+        StmtKind::CoordinatesGroup { .. } => Some(BodyKind::Rigid),
+        _ => None,
+    })
+}
+
+/// The number of vector-space coordinates a type declares (`coordinates x: T, ...;`).
+fn own_coordinates(def: &TypeDef) -> usize {
+    def.body
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::Coordinates(cs) => Some(
+                cs.iter()
+                    .map(|c| size_of_type(&c.ty.name).unwrap_or(0))
+                    .sum::<usize>(),
+            ),
+            _ => None,
+        })
+        .sum()
 }
 
 fn size_of_type(name: &str) -> Option<usize> {
@@ -173,16 +220,20 @@ fn size_of_type(name: &str) -> Option<usize> {
 struct Lowering<'a> {
     globals: Globals<'a>,
     typedefs: HashMap<String, &'a TypeDef>,
-    cache: HashMap<(String, Vec<bool>), LoweredType>,
+    cache: HashMap<TypeKey, LoweredType>,
     graph: Graph,
     types: Vec<ElementFunctions>,
     instances: Vec<Instance>,
     bodies: Vec<Body>,
     body_names: HashMap<String, usize>,
+    nq: usize,
+    nv: usize,
     nl: usize,
     errors: Vec<LowerError>,
     input_names: HashMap<String, usize>,
     inputs: Vec<Input>,
+    /// The owner type of n vector-space coordinates, per n.
+    owner_types: HashMap<usize, usize>,
 }
 
 /// Lowers the checked modules of a model (as the front end returns them; stdlib
@@ -215,10 +266,13 @@ pub fn lower_with_files(
         instances: Vec::new(),
         bodies: Vec::new(),
         body_names: HashMap::new(),
+        nq: 0,
+        nv: 0,
         nl: 0,
         errors: Vec::new(),
         input_names: HashMap::new(),
         inputs: Vec::new(),
+        owner_types: HashMap::new(),
     };
     for item in &items {
         match item {
@@ -319,8 +373,7 @@ pub fn lower_with_files(
     if !l.errors.is_empty() {
         return Err(l.errors);
     }
-    let nq = 7 * l.bodies.len();
-    let nv = 6 * l.bodies.len();
+    let (nq, nv) = (l.nq, l.nv);
     let mut body_names: Vec<(String, usize)> = l.body_names.into_iter().collect();
     body_names.sort_by_key(|b| b.1);
     Ok(LoweredModel {
@@ -648,11 +701,7 @@ impl<'a> Lowering<'a> {
         let Some(def) = self.typedef(&inst.ty.name, inst.ty.span) else {
             return;
         };
-        if !def
-            .body
-            .iter()
-            .any(|s| matches!(s.kind, StmtKind::CoordinatesGroup { .. }))
-        {
+        let Some(kind) = body_kind(def) else {
             self.err(
                 inst.ty.span,
                 format!(
@@ -661,25 +710,31 @@ impl<'a> Lowering<'a> {
                 ),
             );
             return;
-        }
+        };
         let fields = self.model_fields(&inst.fields);
         let index = self.bodies.len();
-        let q_offset = 7 * index;
-        let v_offset = 6 * index;
         // Register the body before its own parameters are computed: its defaults may
         // refer to itself, at an unknown (NaN) configuration.
-        self.bodies.push(Body {
+        let body = Body {
+            kind,
             q0: vec![f64::NAN; 7],
-            v0: vec![f64::NAN; 6],
-            q_offset,
-            v_offset,
-        });
+            v0: Vec::new(),
+            q_offset: self.nq,
+            v_offset: self.nv,
+        };
+        let nv = body.nv();
+        self.nq += 7;
+        self.nv += nv;
+        self.bodies.push(body);
+        self.bodies[index].v0 = vec![f64::NAN; nv];
         self.body_names.insert(inst.name.name.clone(), index);
         let key = (inst.ty.name.clone(), vec![]);
         if !self.ensure_type(def, &key, &[]) {
             return;
         }
-        let Some(p) = self.params_of(&key, &[index], &fields, &inst.name.name, inst.span) else {
+        let (q, v) = self.local_state(&[index], None);
+        let Some(p) = self.params_of(&key, &q, &v, &fields, &inst.name.name, inst.span, true)
+        else {
             return;
         };
         let lt = &self.cache[&key];
@@ -691,27 +746,34 @@ impl<'a> Lowering<'a> {
         match eval_nodes(&self.graph, &init, &[], &[], &p, Time::Forbidden) {
             Ok(x) => {
                 self.bodies[index].q0 = x[..7].to_vec();
-                self.bodies[index].v0 = x[7..13].to_vec();
+                self.bodies[index].v0 = x[7..7 + nv].to_vec();
             }
             Err(msg) => self.err(inst.span, msg),
         }
-        self.push_instance(fi, &inst.name.name, p, &[index]);
+        self.push_instance(fi, &inst.name.name, p, &[index], None);
     }
 
+    /// `own`: the global offsets (q, v) and number of a vector-space element's own
+    /// coordinates, which come first in its maps.
     fn push_instance(
         &mut self,
         fi: usize,
         name: &str,
         params: Vec<f64>,
         bodies: &[usize],
+        own: Option<(usize, usize, usize)>,
     ) -> usize {
         let nl = self.types[fi].nl;
         let mut q_map = Vec::new();
         let mut v_map = Vec::new();
+        if let Some((q, v, n)) = own {
+            q_map.extend(q..q + n);
+            v_map.extend(v..v + n);
+        }
         for &b in bodies {
             let body = &self.bodies[b];
             q_map.extend(body.q_offset..body.q_offset + 7);
-            v_map.extend(body.v_offset..body.v_offset + 6);
+            v_map.extend(body.v_offset..body.v_offset + body.nv());
         }
         let lambda_map = (self.nl..self.nl + nl).collect();
         self.nl += nl;
@@ -823,7 +885,10 @@ impl<'a> Lowering<'a> {
             );
             return;
         }
-        let mask: Vec<bool> = conns.iter().map(Option::is_none).collect();
+        let mask: Vec<Option<BodyKind>> = conns
+            .iter()
+            .map(|c| c.map(|b| self.bodies[b].kind))
+            .collect();
         // Fields that depend on t make the type this instance's own.
         let type_name = if timed.is_empty() {
             def.name.name.clone()
@@ -835,10 +900,40 @@ impl<'a> Lowering<'a> {
             return;
         }
         let bodies: Vec<usize> = conns.iter().flatten().copied().collect();
-        let Some(p) = self.params_of(&key, &bodies, fields, name, span) else {
-            return;
+        let n_own = self.cache[&key].n_own;
+        let (p, own) = if n_own == 0 {
+            let (q, v) = self.local_state(&bodies, None);
+            let Some(p) = self.params_of(&key, &q, &v, fields, name, span, true) else {
+                return;
+            };
+            (p, None)
+        } else {
+            // The initial values of the own coordinates are parameter slots computed
+            // first (with the coordinates unknown), then the rest with them known.
+            let nan = vec![f64::NAN; n_own];
+            let (q, v) = self.local_state(&bodies, Some((&nan, &nan)));
+            let n_err = self.errors.len();
+            let first = self.params_of(&key, &q, &v, fields, name, span, false);
+            let q0: Option<Vec<f64>> =
+                first.map(|p| self.cache[&key].own_init.iter().map(|&o| p[o]).collect());
+            let Some(q0) = q0 else { return };
+            // Problems of this pass are reported by the next one.
+            self.errors.truncate(n_err);
+            let v0 = vec![0.0; n_own];
+            let (q, v) = self.local_state(&bodies, Some((&q0, &v0)));
+            let Some(p) = self.params_of(&key, &q, &v, fields, name, span, true) else {
+                return;
+            };
+            let own = (self.nq, self.nv, n_own);
+            self.nq += n_own;
+            self.nv += n_own;
+            self.own_coordinates(name, &q0, own);
+            (p, Some(own))
         };
-        let (q, v) = self.local_state(&bodies);
+        // Fields of nested instances see the own coordinates at their initial values.
+        let own_q: Vec<f64> = self.cache[&key].own_init.iter().map(|&o| p[o]).collect();
+        let zeros = vec![0.0; n_own];
+        let (q, v) = self.local_state(&bodies, own.map(|_| (&own_q[..], &zeros[..])));
         let lt = &self.cache[&key];
         let fn_index = lt.fn_index;
         // Nested instances: connections through the parent's, fields as numbers.
@@ -873,7 +968,7 @@ impl<'a> Lowering<'a> {
             ));
         }
         if let Some(fi) = fn_index {
-            let idx = self.push_instance(fi, name, p, &bodies);
+            let idx = self.push_instance(fi, name, p, &bodies, own);
             self.record_inputs(&key, idx, fields);
         }
         for (ty, c, f, n, s) in subs {
@@ -886,7 +981,7 @@ impl<'a> Lowering<'a> {
     /// Inputs passed directly as a field value drive that parameter at run time.
     fn record_inputs(
         &mut self,
-        key: &(String, Vec<bool>),
+        key: &TypeKey,
         instance: usize,
         fields: &[(String, Vec<f64>, Span, Option<usize>)],
     ) {
@@ -898,29 +993,75 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    fn local_state(&self, bodies: &[usize]) -> (Vec<f64>, Vec<f64>) {
-        let q = bodies
-            .iter()
-            .flat_map(|&b| self.bodies[b].q0.clone())
-            .collect();
-        let v = bodies
-            .iter()
-            .flat_map(|&b| self.bodies[b].v0.clone())
-            .collect();
+    /// The initial local q and v of an element: its own coordinates (if any), then
+    /// those of its bodies.
+    fn local_state(&self, bodies: &[usize], own: Option<(&[f64], &[f64])>) -> (Vec<f64>, Vec<f64>) {
+        let (mut q, mut v) = match own {
+            Some((q, v)) => (q.to_vec(), v.to_vec()),
+            None => (Vec::new(), Vec::new()),
+        };
+        for &b in bodies {
+            q.extend_from_slice(&self.bodies[b].q0);
+            v.extend_from_slice(&self.bodies[b].v0);
+        }
         (q, v)
+    }
+
+    /// The owner of a vector-space element's coordinates: an element of its own with
+    /// `Init` (q₀ and zero rates, its parameters), `Update` (q + Δ) and `Scale` and no
+    /// equations; the element's equations act on these coordinates like a connector.
+    fn own_coordinates(&mut self, name: &str, q0: &[f64], own: (usize, usize, usize)) {
+        let n = q0.len();
+        let fi = match self.owner_types.get(&n) {
+            Some(&fi) => fi,
+            None => {
+                let mut graph = std::mem::take(&mut self.graph);
+                let type_name = format!("coordinates[{n}]");
+                let mut b =
+                    ElementBuilder::new(&mut graph, &type_name, Coordinates::VectorSpace, n, 2 * n);
+                let p: Vec<fdc_ir::Id> = (0..2 * n).map(|i| b.param(i)).collect();
+                b.vector_initial(p[..n].to_vec(), p[n..].to_vec());
+                let r = b.finish();
+                self.graph = graph;
+                match r {
+                    Ok(funcs) => {
+                        self.types.push(funcs);
+                        let fi = self.types.len() - 1;
+                        self.owner_types.insert(n, fi);
+                        fi
+                    }
+                    Err(e) => {
+                        self.errors.push(LowerError {
+                            span: None,
+                            message: e.to_string(),
+                            ..Default::default()
+                        });
+                        return;
+                    }
+                }
+            }
+        };
+        let mut params = q0.to_vec();
+        params.extend(std::iter::repeat_n(0.0, n));
+        self.push_instance(fi, &format!("{name}.coordinates"), params, &[], Some(own));
     }
 
     /// The parameter vector of one instance: fields, defaults and hidden slots, in
     /// slot order (each may use the slots before it).
+    /// `q`, `v`: the element's local state at t = 0. `finite`: whether a NaN or
+    /// infinite value is an error (not while the own coordinates are still unknown).
+    #[allow(clippy::too_many_arguments)]
     fn params_of(
         &mut self,
-        key: &(String, Vec<bool>),
-        bodies: &[usize],
+        key: &TypeKey,
+        q: &[f64],
+        v: &[f64],
         fields: &[(String, Vec<f64>, Span, Option<usize>)],
         name: &str,
         span: Span,
+        finite: bool,
     ) -> Option<Vec<f64>> {
-        let (q, v) = self.local_state(bodies);
+        let (q, v) = (q.to_vec(), v.to_vec());
         let lt = &self.cache[key];
         let mut p = vec![f64::NAN; lt.n_params];
         enum Fill<'s> {
@@ -987,7 +1128,7 @@ impl<'a> Lowering<'a> {
                 }),
             }
         }
-        if errors.is_empty() {
+        if errors.is_empty() && finite {
             // A NaN here (a zero axis, a zero distance) would only surface later as an
             // "inconsistent configuration"; name the parameter instead.
             if let Some(bad) = p.iter().position(|x| !x.is_finite()) {
@@ -1019,7 +1160,7 @@ impl<'a> Lowering<'a> {
     fn ensure_type(
         &mut self,
         def: &'a TypeDef,
-        key: &(String, Vec<bool>),
+        key: &TypeKey,
         timed: &[(String, &'a Expr)],
     ) -> bool {
         if self.cache.contains_key(key) {
@@ -1055,48 +1196,54 @@ impl<'a> Lowering<'a> {
     fn lower_type(
         &mut self,
         def: &'a TypeDef,
-        key: &(String, Vec<bool>),
+        key: &TypeKey,
         timed: &[(String, &'a Expr)],
         graph: &mut Graph,
         n_params: usize,
         dry: bool,
     ) -> Result<LoweredType, Vec<LowerError>> {
-        let ground = key.1.as_slice();
-        let is_body = def
-            .body
-            .iter()
-            .any(|s| matches!(s.kind, StmtKind::CoordinatesGroup { .. }));
-        let n_bodies = if is_body {
-            1
-        } else {
-            ground.iter().filter(|g| !**g).count()
+        let conns = key.1.as_slice();
+        let self_kind = body_kind(def);
+        let n_own = own_coordinates(def);
+        let (kind, kinds) = match self_kind {
+            Some(BodyKind::Rigid) => (Coordinates::RigidBody, vec![BodyKind::Rigid]),
+            Some(BodyKind::Euler) => (Coordinates::EulerBody, vec![BodyKind::Euler]),
+            None => (
+                Coordinates::Connector,
+                conns.iter().flatten().copied().collect(),
+            ),
         };
-        let kind = if is_body {
-            Coordinates::RigidBody
-        } else {
-            Coordinates::Connector
-        };
-        let suffix: String = if ground.iter().any(|g| *g) {
-            let s: Vec<&str> = ground.iter().map(|g| if *g { "g" } else { "b" }).collect();
+        // Ground connections and Euler-parameter bodies get a type of their own:
+        // `[gb]`, `[eb]`, ...
+        let suffix: String = if conns.iter().any(|c| *c != Some(BodyKind::Rigid)) {
+            let s: Vec<&str> = conns
+                .iter()
+                .map(|c| match c {
+                    None => "g",
+                    Some(BodyKind::Rigid) => "b",
+                    Some(BodyKind::Euler) => "e",
+                })
+                .collect();
             format!("[{}]", s.join(""))
         } else {
             String::new()
         };
         // `key.0` is the type's name, or `TYPE@INSTANCE` for an instance of its own.
         let type_name = format!("{}{suffix}", key.0);
-        let mut builder = ElementBuilder::new(graph, &type_name, kind, n_bodies, n_params);
+        let mut builder =
+            ElementBuilder::with_bodies(graph, &type_name, kind, n_own, &kinds, n_params);
         let n_constraints = def
             .body
             .iter()
             .filter(|s| matches!(s.kind, StmtKind::Constrain(_)))
             .count();
         let mut lw = Lowerer::new(&self.globals, Target::Element(&mut builder));
-        if is_body {
+        if self_kind.is_some() {
             lw.scope.insert("self".into(), Val::Body(BodyRef::Local(0)));
         }
         let mut k = 0;
-        for (cp, &g) in def.connections.iter().zip(ground) {
-            let b = if g {
+        for (cp, g) in def.connections.iter().zip(conns) {
+            let b = if g.is_none() {
                 BodyRef::Ground
             } else {
                 k += 1;
@@ -1109,10 +1256,17 @@ impl<'a> Lowering<'a> {
             ..StmtCtx::default()
         };
         lower_stmts(&self.typedefs, &mut lw, &def.body, timed, &mut ctx);
+        if ctx.kinetic.is_some() || ctx.potential.is_some() {
+            if let Target::Element(b) = &mut lw.target {
+                let zero = b.graph().constant(0.0);
+                b.lagrangian(ctx.kinetic.unwrap_or(zero), ctx.potential.unwrap_or(zero));
+            }
+        }
         let StmtCtx {
             slots,
             subs,
             equations,
+            own_init,
             ..
         } = ctx;
         let errors = std::mem::take(&mut lw.errors);
@@ -1145,6 +1299,8 @@ impl<'a> Lowering<'a> {
             slots,
             hidden,
             subs,
+            n_own,
+            own_init,
         })
     }
 
@@ -1163,15 +1319,17 @@ impl<'a> Lowering<'a> {
             })
             .collect();
         let type_name = format!("output {name}");
+        let kinds: Vec<BodyKind> = used.iter().map(|&b| self.bodies[b].kind).collect();
         // Pass 1 on a scratch graph counts the hidden slots (`initial`, `.local`, as in
         // the measures of the library), which the builder needs up front.
         let n_params = {
             let mut scratch = Graph::new();
-            let mut builder = ElementBuilder::new(
+            let mut builder = ElementBuilder::with_bodies(
                 &mut scratch,
                 &type_name,
                 Coordinates::Connector,
-                used.len(),
+                0,
+                &kinds,
                 0,
             );
             let mut lw = Lowerer::new(&self.globals, Target::Element(&mut builder));
@@ -1182,11 +1340,12 @@ impl<'a> Lowering<'a> {
             lw.next_param
         };
         let mut graph = std::mem::take(&mut self.graph);
-        let mut builder = ElementBuilder::new(
+        let mut builder = ElementBuilder::with_bodies(
             &mut graph,
             &type_name,
             Coordinates::Connector,
-            used.len(),
+            0,
+            &kinds,
             n_params,
         );
         let mut lw = Lowerer::new(&self.globals, Target::Element(&mut builder));
@@ -1207,7 +1366,7 @@ impl<'a> Lowering<'a> {
             return;
         }
         // The hidden slots, in order, from the initial configuration.
-        let (q, v0) = self.local_state(&used);
+        let (q, v0) = self.local_state(&used, None);
         let mut p = vec![f64::NAN; n_params];
         for h in &hidden {
             match eval_hidden(&self.graph, h, &q, &v0, &p) {
@@ -1223,7 +1382,7 @@ impl<'a> Lowering<'a> {
                 }
                 self.types.push(funcs);
                 let fi = self.types.len() - 1;
-                let _ = self.push_instance(fi, name, p, &used);
+                let _ = self.push_instance(fi, name, p, &used, None);
             }
             Err(e) => self.err(span, e.to_string()),
         }
@@ -1418,6 +1577,12 @@ struct StmtCtx {
     bound: Vec<String>,
     /// Whether anything contributes to the element functions.
     equations: bool,
+    /// Vector-space coordinates declared so far.
+    n_own: usize,
+    /// Parameter slots of their initial values, one per coordinate.
+    own_init: Vec<usize>,
+    kinetic: Option<fdc_ir::Id>,
+    potential: Option<fdc_ir::Id>,
 }
 
 /// A nested instance whose type has only its own equations (a joint primitive) is
@@ -1705,8 +1870,8 @@ fn lower_stmts(
             }
             StmtKind::CoordinatesGroup { group, args } => {
                 ctx.equations = true;
-                if group.name != "rigid" || args.len() != 4 {
-                    lw.error::<()>(stmt.span, "the only coordinate group is `rigid(position, orientation, velocity, angular_velocity)`");
+                if !matches!(group.name.as_str(), "rigid" | "euler") || args.len() != 4 {
+                    lw.error::<()>(stmt.span, "the coordinate groups are `rigid(...)` and `euler(...)` of (position, orientation, velocity, angular_velocity)");
                     continue;
                 }
                 let pos = lw.vec3(&args[0]);
@@ -1726,11 +1891,103 @@ fn lower_stmts(
                     }
                 }
             }
-            StmtKind::Coordinates(_) | StmtKind::Kinetic(_) | StmtKind::Potential(_) => {
-                lw.error::<()>(
-                    stmt.span,
-                    "vector-space elements (coordinates/kinetic/potential) are not lowered yet",
-                );
+            StmtKind::Coordinates(cs) => {
+                ctx.equations = true;
+                for c in cs {
+                    let Some(size) = size_of_type(&c.ty.name).filter(|&n| n != 9) else {
+                        lw.error::<()>(c.ty.span, "a coordinate is a scalar, vec3 or quat");
+                        continue;
+                    };
+                    // The initial value: a parameter slot computed at build time.
+                    let init = match &c.initial {
+                        Some(e) => lw.expr(e),
+                        None => {
+                            let z = lw.target.g().constant(0.0);
+                            Some(match size {
+                                1 => Val::S(z),
+                                3 => Val::V([z; 3]),
+                                _ => Val::Q([z; 4]),
+                            })
+                        }
+                    };
+                    let Some(init) = init else { continue };
+                    if init.scalars().map(|s| s.len()) != Some(size) {
+                        lw.error::<()>(
+                            c.name.span,
+                            format!(
+                                "the initial value of `{}` is not a {}",
+                                c.name.name, c.ty.name
+                            ),
+                        );
+                        continue;
+                    }
+                    let offset = lw.next_param;
+                    if lw.hide_value(&init, c.name.span).is_none() {
+                        continue;
+                    }
+                    let mut ids = Vec::with_capacity(size);
+                    if let Target::Element(b) = &mut lw.target {
+                        for i in 0..size {
+                            ids.push(b.coordinate(ctx.n_own + i));
+                        }
+                    }
+                    if ids.len() != size {
+                        continue;
+                    }
+                    ctx.own_init.extend(offset..offset + size);
+                    ctx.n_own += size;
+                    let shape = match size {
+                        1 => Val::S(ids[0]),
+                        3 => Val::V([ids[0], ids[1], ids[2]]),
+                        _ => Val::Q([ids[0], ids[1], ids[2], ids[3]]),
+                    };
+                    lw.scope.insert(c.name.name.clone(), shape);
+                }
+            }
+            StmtKind::Kinetic(e) | StmtKind::Potential(e) => {
+                ctx.equations = true;
+                let Some(x) = lw.scalar(e) else { continue };
+                let kinetic = matches!(stmt.kind, StmtKind::Kinetic(_));
+                let n_own = ctx.n_own as u32;
+                let reads_bodies = fdc_diff::ad::cone_any(lw.graph(), &[x], |op| {
+                    matches!(op, fdc_ir::Op::Input(fdc_ir::Slot::Q | fdc_ir::Slot::V | fdc_ir::Slot::Vdot, i) if i >= n_own)
+                        || matches!(op, fdc_ir::Op::Sym(_))
+                });
+                if kinetic && reads_bodies {
+                    lw.error::<()>(
+                        e.span,
+                        "the kinetic energy reads a connected body: Lagrange's equations are \
+                         formed for the element's own coordinates only; give a body's inertia \
+                         as loads (`apply force`, `apply body_torque`) and let the potential \
+                         read the bodies",
+                    );
+                    continue;
+                }
+                let moving = fdc_diff::ad::cone_any(lw.graph(), &[x], |op| {
+                    matches!(
+                        op,
+                        fdc_ir::Op::Input(fdc_ir::Slot::V | fdc_ir::Slot::Vdot, _)
+                    )
+                });
+                if !kinetic && moving {
+                    lw.error::<()>(
+                        e.span,
+                        "the potential energy reads velocities (`rate`, `.velocity`, `.omega`, \
+                         ...): it is a function of the configuration and time; write a \
+                         velocity-dependent load with `apply` instead",
+                    );
+                    continue;
+                }
+                let slot = if kinetic {
+                    &mut ctx.kinetic
+                } else {
+                    &mut ctx.potential
+                };
+                *slot = Some(match *slot {
+                    // Two statements of one kind add up.
+                    Some(prev) => lw.target.g().add2(prev, x),
+                    None => x,
+                });
             }
             StmtKind::Instance(inst)
                 if typedefs.get(&inst.ty.name).is_some_and(|d| inlinable(d)) =>
