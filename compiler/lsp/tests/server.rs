@@ -479,3 +479,25 @@ fn tables_of_used_files_are_found_next_to_them() {
     assert!(now.contains(&(uri.clone(), json!([]))), "{now:?}");
     assert!(now.contains(&(lib_uri, json!([]))), "{now:?}");
 }
+
+/// A change absorbed without analysis moved the error down a line; the next change
+/// edits only after it. The shown error must not stay at its old line.
+#[test]
+fn an_absorbed_change_counts_when_keeping_lowering_errors() {
+    let dir = temp_dir("lower-absorb");
+    let uri = format!("file://{}", dir.join("m.fd").display());
+    let mut s = Server::new();
+    assert_eq!(codes(&open(&mut s, &uri, MISSING)[0].1), ["E0910"]);
+    s.absorb_change(change(
+        &uri,
+        json!([{"text": format!("// top\n{MISSING}")}]),
+    ));
+    let end = MISSING.lines().count() as u32 + 1;
+    let now = published(s.handle(change(
+        &uri,
+        json!([{"range": range(end, 0, end, 0), "text": "// end\n"}]),
+    )));
+    assert_eq!(now, vec![(uri.clone(), json!([]))]);
+    let later = published(s.idle());
+    assert_eq!(later[0].1[0]["range"]["start"]["line"], 2, "{later:?}");
+}
