@@ -1,9 +1,11 @@
-//! `fdc check FILE.fd`: runs the front end and prints its diagnostics.
+//! `fdc check FILE.fd`: runs the front end and, when it finds no errors, the lowering
+//! (without code generation), and prints their diagnostics: everything `fdc build`
+//! would stop at, e.g. a missing spline table file.
 //!
 //! Exit codes: 0 valid (warnings may still be printed), 1 invalid, 2 usage or I/O error.
 
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
-use fdc_frontend::{analyze_file, Analysis, Diagnostic};
+use fdc_frontend::{Analysis, Diagnostic};
 use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
@@ -22,7 +24,8 @@ pub fn run(file: &Path, format: MessageFormat) -> ExitCode {
         eprintln!("error: cannot read `{}`: {e}", file.display());
         return ExitCode::from(2);
     }
-    let analysis = analyze_file(file);
+    let (analysis, lowering) = fdc_driver::pipeline::check(file);
+    let all = || analysis.diagnostics.iter().chain(&lowering);
     match format {
         MessageFormat::Human => {
             // termcolor's `Auto` does not look at whether stderr is a terminal.
@@ -32,19 +35,19 @@ pub fn run(file: &Path, format: MessageFormat) -> ExitCode {
                 ColorChoice::Never
             };
             let mut err = StandardStream::stderr(choice);
-            for d in &analysis.diagnostics {
+            for d in all() {
                 if d.emit(&mut err, &analysis.files).is_err() {
                     eprint!("{}", d.render(&analysis.files));
                 }
             }
         }
         MessageFormat::Json => {
-            for d in &analysis.diagnostics {
+            for d in all() {
                 eprintln!("{}", to_json(&analysis, d));
             }
         }
     }
-    if analysis.has_errors() {
+    if analysis.has_errors() || !lowering.is_empty() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

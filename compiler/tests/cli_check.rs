@@ -133,3 +133,93 @@ fn garbage_never_panics() {
         );
     }
 }
+
+/// A model whose front end is clean but whose spline table file does not exist: only
+/// the lowering finds that, so `fdc check` must run it.
+const MISSING_TABLE: &str = "param k = 1;\nspline law = table(\"no_such_table.txt\", 0, 1);\nbody b: rigid_body { mass = 1; inertia = [1, 1, 1]; }\noutput y = law(k);\n";
+
+/// 1-based (line, column) of byte offset `off` in `text` (columns in characters).
+fn line_col(text: &str, off: usize) -> (usize, usize) {
+    let before = &text[..off];
+    let line = before.matches('\n').count() + 1;
+    let col = before[before.rfind('\n').map_or(0, |i| i + 1)..]
+        .chars()
+        .count()
+        + 1;
+    (line, col)
+}
+
+#[test]
+fn lowering_errors_are_reported_at_their_span() {
+    let p = temp_model("missing_table.fd", MISSING_TABLE);
+    let out = fdc(&["check", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    // The span of the lowering's E0910 is the call `table(...)`.
+    let (line, col) = line_col(MISSING_TABLE, MISSING_TABLE.find("table(").unwrap());
+    assert_eq!((line, col), (2, 14));
+    assert!(err.contains("E0910"), "{err}");
+    assert!(
+        err.contains(&format!("missing_table.fd:{line}:{col}")),
+        "{err}"
+    );
+    assert!(err.contains("no_such_table.txt"), "{err}");
+    // The hint says where relative paths start.
+    assert!(err.contains("relative to the model file"), "{err}");
+
+    let out = fdc(&["check", "--message-format", "json", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<serde_json::Value> = err
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    let d = &lines[0];
+    assert_eq!(d["code"], "E0910");
+    assert_eq!(d["severity"], "error");
+    let start = MISSING_TABLE.find("table(").unwrap();
+    let end = MISSING_TABLE.find(");\nbody").unwrap() + 1;
+    assert_eq!(d["primary"]["start"], start);
+    assert_eq!(d["primary"]["end"], end);
+    assert_eq!(d["primary"]["line"], 2);
+    assert_eq!(d["primary"]["column"], 14);
+    assert_eq!(d["primary"]["end_column"], line_col(MISSING_TABLE, end).1);
+    assert!(d["primary"]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("missing_table.fd"));
+    assert!(!d["notes"].as_array().unwrap().is_empty(), "{d}");
+}
+
+#[test]
+fn a_model_with_its_table_file_is_clean() {
+    let p = temp_model(
+        "with_table.fd",
+        &MISSING_TABLE.replace("no_such_table.txt", "with_table.txt"),
+    );
+    std::fs::write(p.with_file_name("with_table.txt"), "0 0\n1 2\n2 3\n").unwrap();
+    let out = fdc(&["check", p.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stderr.is_empty() && out.stdout.is_empty());
+}
+
+#[test]
+fn lowering_waits_for_a_clean_front_end() {
+    // Front-end errors come alone: the lowering needs a checked model.
+    let text = format!("{MISSING_TABLE}output z = nope;\n");
+    let p = temp_model("both.fd", &text);
+    let out = fdc(&["check", "--message-format", "json", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let codes: Vec<String> = err
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["code"].to_string())
+        .collect();
+    assert_eq!(codes, ["\"E0201\""], "{err}");
+}

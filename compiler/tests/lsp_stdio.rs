@@ -353,3 +353,92 @@ fn editor_session_over_stdio() {
     let status = c.child.wait().unwrap();
     assert!(status.success(), "{status}");
 }
+
+/// The front end finds nothing wrong here; the lowering cannot read the spline's table.
+const MISSING_TABLE: &str = "\
+// a valve lift from a measured table
+param k = 1;
+spline law = table(\"ω_table.txt\", 0, 1);
+body b: rigid_body { mass = k; inertia = [1, 1, 1]; }
+output y = law(k);
+";
+
+#[test]
+fn lowering_errors_reach_the_editor() {
+    let dir = std::env::temp_dir().join(format!("fdc-lsp-lower-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let table = dir.join("ω_table.txt");
+    let _ = std::fs::remove_file(&table);
+    let path = dir.join("lift.fd");
+    // An ASCII path: the URI needs no percent-encoding. The table's name has an `ω`.
+    let uri = format!("file://{}", path.display());
+    let mut c = Client::start();
+    c.request(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}}),
+    );
+    c.notify("initialized", json!({}));
+
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "fd", "version": 1, "text": MISSING_TABLE}}),
+    );
+    let diags = c.diagnostics_for(&uri);
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    let d = &diags[0];
+    assert_eq!(d["code"], "E0910");
+    assert_eq!(d["severity"], 1);
+    // The call `table("ω_table.txt", 0, 1)`, in UTF-16 units (`ω` is one unit, two bytes).
+    let (l, col) = locate(MISSING_TABLE, "table(", 0);
+    assert_eq!((l, col), (2, 13));
+    let len = "table(\"ω_table.txt\", 0, 1)".encode_utf16().count() as u32;
+    assert_eq!(d["range"], range(l, col, col + len));
+    let message = d["message"].as_str().unwrap();
+    assert!(message.contains("cannot read table"), "{message}");
+    assert!(message.contains("note: the path is relative"), "{message}");
+
+    // A change above it: the front end's answer comes at once (the old span no longer
+    // fits, so without the error), the lowering's a moment later (`LOWER_AFTER`), with
+    // the error one line further down.
+    let moved = format!("// moved down\n{MISSING_TABLE}");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": moved}]}),
+    );
+    assert_eq!(c.diagnostics_for(&uri), Vec::<Value>::new());
+    let diags = c.diagnostics_for(&uri);
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0]["code"], "E0910");
+    assert_eq!(diags[0]["range"], range(l + 1, col, col + len));
+
+    // The table appears (saved next to the model): the next change is clean.
+    std::fs::write(&table, "0 0\n1 2\n2 3\n").unwrap();
+    let clean = MISSING_TABLE.replace("param k = 1;", "param k = 1.5;");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"text": clean}]}),
+    );
+    assert_eq!(c.diagnostics_for(&uri), Vec::<Value>::new());
+
+    // A lowering error other than a table: the body's mass is not a finite number.
+    let inf = clean.replace("param k = 1.5;", "param k = 1/0;");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 4}, "contentChanges": [{"text": inf}]}),
+    );
+    // The front end finds nothing; the lowering evaluates `k`.
+    assert_eq!(c.diagnostics_for(&uri), Vec::<Value>::new());
+    let diags = c.diagnostics_for(&uri);
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0]["code"], "E0900");
+    assert!(
+        diags[0]["message"].as_str().unwrap().contains("inf"),
+        "{diags:?}"
+    );
+    // At the instance `b`, whose parameter it is.
+    assert_eq!(diags[0]["range"]["start"]["line"], 3, "{diags:?}");
+
+    assert_eq!(c.request("shutdown", Value::Null), Value::Null);
+    c.notify("exit", Value::Null);
+    assert!(c.child.wait().unwrap().success());
+}

@@ -93,17 +93,8 @@ pub fn front(path: &Path, overrides: &[(String, f64)]) -> Result<Front, BuildErr
                     }
                 }
                 let extra = errors
-                    .into_iter()
-                    .map(|e| {
-                        let mut d = Diagnostic::error(e.code.unwrap_or("E0900"), e.message.clone());
-                        if let Some(s) = e.span {
-                            d = d.at(s, e.label.as_deref().unwrap_or("while lowering this"));
-                        }
-                        match e.hint {
-                            Some(h) => d.note(h),
-                            None => d,
-                        }
-                    })
+                    .iter()
+                    .map(fdc_lower::LowerError::to_diagnostic)
                     .collect();
                 return Err(BuildError::Model {
                     analysis: Box::new(analysis),
@@ -117,6 +108,25 @@ pub fn front(path: &Path, overrides: &[(String, f64)]) -> Result<Front, BuildErr
         parse_check,
         lower_diff: ms(t1),
     })
+}
+
+/// What `fdc check` reports: the front end's diagnostics and, when the front end found
+/// no errors, the lowering's (spline tables, parameter values, ...): everything `fdc
+/// build` would stop at before code generation. The lowered model itself is dropped.
+pub fn check(path: &Path) -> (Analysis, Vec<Diagnostic>) {
+    let analysis = fdc_frontend::analyze_file(path);
+    // Lowering needs a checked model.
+    if analysis.has_errors() {
+        return (analysis, Vec::new());
+    }
+    let extra = match fdc_lower::lower_with_files(&analysis.modules, &[], Some(&analysis.files)) {
+        Ok(_) => Vec::new(),
+        Err(errors) => errors
+            .iter()
+            .map(fdc_lower::LowerError::to_diagnostic)
+            .collect(),
+    };
+    (analysis, extra)
 }
 
 /// Every role of every element type as one list of functions, named `type::role`.

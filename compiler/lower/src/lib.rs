@@ -1,8 +1,8 @@
 //! Lowering of a checked fd model to element types (IR, via the differentiation
 //! crate's [`ElementBuilder`]) and element instances (parameters and index maps).
 //!
-//! Knows: the AST of the front end, the IR, the element builder of `fdc-diff`, and the
-//! file system only for spline `table(...)` files.
+//! Knows: the AST and diagnostic type of the front end, the IR, the element builder of
+//! `fdc-diff`, and the file system only for spline `table(...)` files.
 //! What happens here: model parameters are evaluated to numbers; every instance is
 //! flattened (a preset's primitives are inlined into the preset's own element, with
 //! multipliers `<primitive>.lambda`; other nested instances become `<parent>.<name>`);
@@ -64,6 +64,21 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0913", "spline table has fewer than 2 points"),
     ("E0914", "spline x values not increasing"),
 ];
+
+impl LowerError {
+    /// The error as a front-end diagnostic, so that `fdc check`, `fdc build` and the
+    /// language server show it alike. One without a span has no place in a file.
+    pub fn to_diagnostic(&self) -> fdc_frontend::Diagnostic {
+        let mut d = fdc_frontend::Diagnostic::error(self.code.unwrap_or("E0900"), &self.message);
+        if let Some(s) = self.span {
+            d = d.at(s, self.label.as_deref().unwrap_or("while lowering this"));
+        }
+        match &self.hint {
+            Some(h) => d.note(h),
+            None => d,
+        }
+    }
+}
 
 impl std::fmt::Display for LowerError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

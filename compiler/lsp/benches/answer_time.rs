@@ -4,8 +4,9 @@
 //!
 //! Runs the server in process (the same `Server::handle` that `fdc lsp` feeds from
 //! stdio, without the pipe) and prints the median and worst of several runs of: a
-//! didChange (full re-analysis and diagnostics), hover, definition, completion and
-//! document symbols near the end of the file.
+//! didChange (full re-analysis by the front end and diagnostics), the same followed by
+//! the lowering that `fdc lsp` runs once the client is idle, hover, definition,
+//! completion and document symbols near the end of the file.
 
 use fdc_lsp::Server;
 use lsp_server::{Message, Notification, Request, RequestId};
@@ -71,13 +72,24 @@ fn main() {
         ))
     };
     println!("model: {lines} lines, 100 bodies, 100 joints");
-    let mut v = 0;
+    // Each change needs a new version; two cases count them.
+    let v = std::cell::Cell::new(0);
     let cases: Vec<(&str, Case)> = vec![
         (
             "didChange (analysis + diagnostics)",
             Box::new(|s: &mut Server| {
-                v += 1;
-                assert!(!s.handle(open(v, &text)).is_empty());
+                v.set(v.get() + 1);
+                assert!(!s.handle(open(v.get(), &text)).is_empty());
+            }),
+        ),
+        (
+            "didChange + lowering when idle",
+            Box::new(|s: &mut Server| {
+                v.set(v.get() + 1);
+                assert!(!s.handle(open(v.get(), &text)).is_empty());
+                assert!(s.lowering_pending());
+                // A clean model: the lowering finds nothing new to publish.
+                assert!(s.idle().is_empty());
             }),
         ),
         (

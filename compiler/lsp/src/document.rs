@@ -1,9 +1,10 @@
-//! One open document: its text, its analysis, and the mapping from the front end's
-//! file ids to URIs (the document itself, files it `use`s, and the stdlib).
+//! One open document: its text, its analysis (front end, then lowering when the front
+//! end is clean), and the mapping from the front end's file ids to URIs (the document
+//! itself, files it `use`s, and the stdlib).
 
 use crate::position::LineIndex;
 use fdc_frontend::ast::{FileId, Span};
-use fdc_frontend::{analyze_source, Analysis};
+use fdc_frontend::{analyze_source, Analysis, Diagnostic, SourceFiles};
 use lsp_types::{Location, Url};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -18,6 +19,10 @@ pub struct Document {
     /// Directory of the document on disk; `use` paths are relative to it.
     pub dir: Option<PathBuf>,
     pub analysis: Analysis,
+    /// What the lowering found (spline tables, parameter values, ...), with spans into
+    /// `analysis.files`; empty when the front end reported errors (lowering needs a
+    /// checked model).
+    pub lowering: Vec<Diagnostic>,
     /// The file id of this document in `analysis`.
     pub root: FileId,
 }
@@ -38,6 +43,7 @@ impl Document {
                 text,
                 dir,
                 analysis: analyze_source("<empty>", ""),
+                lowering: Vec::new(),
                 root: i,
             };
         }
@@ -51,8 +57,59 @@ impl Document {
             text,
             dir,
             analysis,
+            lowering: Vec::new(),
             root: fdc_stdlib::FILES.len(),
         }
+    }
+
+    /// A model whose front end found no errors: only such a one can be lowered.
+    pub fn can_lower(&self) -> bool {
+        self.root >= fdc_stdlib::FILES.len() && !self.analysis.has_errors()
+    }
+
+    /// Runs the lowering (as `fdc check` does) and keeps what it found in `lowering`.
+    pub fn lower(&mut self) {
+        self.lowering = if self.can_lower() {
+            let path = self.uri.to_file_path().ok();
+            lower(
+                &self.analysis,
+                self.root,
+                path.as_deref(),
+                self.dir.as_deref(),
+            )
+        } else {
+            Vec::new()
+        };
+    }
+
+    /// Keeps those lowering diagnostics of `old` (the previous text of this document)
+    /// that lie wholly in this document before its first changed byte: their spans are
+    /// still right, and the editor should not lose them at every keystroke until the
+    /// lowering runs again. Those elsewhere or without a place wait for that run.
+    pub fn carry_over(&mut self, old: &Document) {
+        if !self.can_lower() {
+            return;
+        }
+        // The text `old` was analyzed from: its `text` may since have taken changes
+        // that were absorbed without analysis.
+        let same = old
+            .analysis
+            .files
+            .text(old.root)
+            .bytes()
+            .zip(self.text.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        let unchanged =
+            |l: &fdc_frontend::Label| l.span.file == self.root && l.span.end as usize <= same;
+        self.lowering = old
+            .lowering
+            .iter()
+            .filter(|d| {
+                d.primary.as_ref().is_some_and(unchanged) && d.secondary.iter().all(unchanged)
+            })
+            .cloned()
+            .collect();
     }
 
     /// The text of a file of the analysis (for the document itself, the editor's text).
@@ -108,6 +165,40 @@ fn analyze_in(dir: Option<&Path>, name: &str, text: &str) -> Analysis {
         }
     }
     analysis
+}
+
+/// Runs the lowering (as `fdc check` does) on a clean analysis and returns its errors.
+/// The lowering reads `table(...)` files relative to the file that declares the spline,
+/// so it gets the files with absolute paths: the document's own (the front end saw
+/// only unsaved text, without a path) and `use`d ones, which the front end resolved
+/// relative to the document's directory.
+fn lower(
+    analysis: &Analysis,
+    root: FileId,
+    path: Option<&Path>,
+    dir: Option<&Path>,
+) -> Vec<Diagnostic> {
+    let old = &analysis.files;
+    let mut files = SourceFiles::default();
+    for id in 0..old.len() {
+        let p = if id == root {
+            path.map(Path::to_path_buf)
+        } else {
+            old.path(id).map(|p| match dir {
+                Some(d) if p.is_relative() => d.join(p),
+                _ => p.to_path_buf(),
+            })
+        };
+        // Same order, so the same file ids: spans stay valid.
+        files.add(old.name(id), old.text(id), p);
+    }
+    match fdc_lower::lower_with_files(&analysis.modules, &[], Some(&files)) {
+        Ok(_) => Vec::new(),
+        Err(errors) => errors
+            .iter()
+            .map(fdc_lower::LowerError::to_diagnostic)
+            .collect(),
+    }
 }
 
 /// The stdlib is embedded in the binary; go-to-definition needs a file the client can

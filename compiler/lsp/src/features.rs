@@ -131,7 +131,7 @@ pub fn diagnostics(doc: &Document) -> BTreeMap<Url, Vec<Diagnostic>> {
         return out;
     }
     let mut indexes: BTreeMap<usize, LineIndex> = BTreeMap::new();
-    for d in &doc.analysis.diagnostics {
+    for d in doc.analysis.diagnostics.iter().chain(&doc.lowering) {
         // A problem with no place (an unreadable file) is shown at the top of the document.
         let (file, start, end) = match &d.primary {
             Some(l) => (l.span.file, l.span.start as usize, l.span.end as usize),

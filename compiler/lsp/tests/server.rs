@@ -371,3 +371,133 @@ fn incremental_changes_edit_the_text() {
     };
     assert_eq!(n.params["diagnostics"], json!([]));
 }
+
+/// The published diagnostics of a batch of messages, per URI.
+fn published(out: Vec<Message>) -> Vec<(String, Value)> {
+    out.into_iter()
+        .map(|m| match m {
+            Message::Notification(n) if n.method == "textDocument/publishDiagnostics" => (
+                n.params["uri"].as_str().unwrap().to_string(),
+                n.params["diagnostics"].clone(),
+            ),
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect()
+}
+
+fn codes(diags: &Value) -> Vec<&str> {
+    diags
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect()
+}
+
+/// The front end is happy; only the lowering finds the table file missing.
+const MISSING: &str = "param k = 1;\nspline law = table(\"gone.txt\", 0, 1);\noutput y = law(k);\n";
+
+/// Opening lowers at once; a change is answered by the front end at once and lowered
+/// when the server is idle; meanwhile an error before every edit stays shown.
+#[test]
+fn lowering_runs_on_open_and_when_idle() {
+    let dir = temp_dir("lower");
+    let uri = format!("file://{}", dir.join("m.fd").display());
+    let mut s = Server::new();
+    let first = open(&mut s, &uri, MISSING);
+    assert_eq!(first.len(), 1);
+    assert_eq!(codes(&first[0].1), ["E0910"]);
+    let table = MISSING.find("table(").unwrap() as u32;
+    let start = table - MISSING.find('\n').unwrap() as u32 - 1;
+    let call_len = "table(\"gone.txt\", 0, 1)".len() as u32;
+    let at_line = |l: u32| range(l, start, l, start + call_len);
+    assert_eq!(first[0].1[0]["range"], at_line(1));
+    assert!(!s.lowering_pending());
+
+    // An edit after the error: it is kept (its span still fits) until the next lowering,
+    // which finds the same and so publishes nothing new.
+    let appended = format!("{MISSING}// more\n");
+    let now = published(s.handle(change(&uri, json!([{"text": appended}]))));
+    assert_eq!(codes(&now[0].1), ["E0910"]);
+    assert_eq!(now[0].1[0]["range"], at_line(1));
+    assert!(s.lowering_pending());
+    assert_eq!(published(s.idle()), vec![]);
+    assert!(!s.lowering_pending());
+
+    // An edit before it: dropped at once, found again (one line down) when idle.
+    let inserted = format!("// first\n{appended}");
+    let now = published(s.handle(change(&uri, json!([{"text": inserted}]))));
+    assert_eq!(now, vec![(uri.clone(), json!([]))]);
+    let later = published(s.idle());
+    assert_eq!(later.len(), 1);
+    assert_eq!(codes(&later[0].1), ["E0910"]);
+    assert_eq!(later[0].1[0]["range"], at_line(2));
+
+    // A front-end error: the lowering waits for a checked model.
+    let broken = inserted.replace("law(k)", "law(kk)");
+    let now = published(s.handle(change(&uri, json!([{"text": broken}]))));
+    assert_eq!(codes(&now[0].1), ["E0201"]);
+    assert!(!s.lowering_pending());
+    assert_eq!(published(s.idle()), vec![]);
+
+    // The table appears and the model is fixed: clean, and the lowering agrees.
+    std::fs::write(dir.join("gone.txt"), "0 1\n1 2\n").unwrap();
+    let now = published(s.handle(change(&uri, json!([{"text": inserted}]))));
+    assert_eq!(now, vec![(uri.clone(), json!([]))]);
+    assert_eq!(published(s.idle()), vec![]);
+}
+
+/// A `use`d file's table is relative to that file, not to the document or the server's
+/// working directory; its lowering error is published for the used file.
+#[test]
+fn tables_of_used_files_are_found_next_to_them() {
+    let dir = temp_dir("lower-use");
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::write(
+        dir.join("lib/law.fd"),
+        "spline law = table(\"law.txt\", 0, 1);\n",
+    )
+    .unwrap();
+    let lib_uri = format!("file://{}", dir.join("lib/law.fd").display());
+    let uri = format!("file://{}", dir.join("m.fd").display());
+    let text = "use \"lib/law.fd\";\noutput y = law(0.5);\n";
+    let _ = std::fs::remove_file(dir.join("lib/law.txt"));
+    let mut s = Server::new();
+    let first = open(&mut s, &uri, text);
+    let theirs = first
+        .iter()
+        .find(|(u, _)| *u == lib_uri)
+        .unwrap_or_else(|| panic!("no diagnostics for the used file: {first:?}"));
+    assert_eq!(codes(&theirs.1), ["E0910"]);
+    assert_eq!(theirs.1[0]["range"], range(0, 13, 0, 35));
+    let message = theirs.1[0]["message"].as_str().unwrap();
+    assert!(message.contains("lib/law.txt"), "{message}");
+
+    // With the table next to the used file, the error is gone from both.
+    std::fs::write(dir.join("lib/law.txt"), "0 1\n1 2\n").unwrap();
+    let now = open(&mut s, &uri, text);
+    assert!(now.contains(&(uri.clone(), json!([]))), "{now:?}");
+    assert!(now.contains(&(lib_uri, json!([]))), "{now:?}");
+}
+
+/// A change absorbed without analysis moved the error down a line; the next change
+/// edits only after it. The shown error must not stay at its old line.
+#[test]
+fn an_absorbed_change_counts_when_keeping_lowering_errors() {
+    let dir = temp_dir("lower-absorb");
+    let uri = format!("file://{}", dir.join("m.fd").display());
+    let mut s = Server::new();
+    assert_eq!(codes(&open(&mut s, &uri, MISSING)[0].1), ["E0910"]);
+    s.absorb_change(change(
+        &uri,
+        json!([{"text": format!("// top\n{MISSING}")}]),
+    ));
+    let end = MISSING.lines().count() as u32 + 1;
+    let now = published(s.handle(change(
+        &uri,
+        json!([{"range": range(end, 0, end, 0), "text": "// end\n"}]),
+    )));
+    assert_eq!(now, vec![(uri.clone(), json!([]))]);
+    let later = published(s.idle());
+    assert_eq!(later[0].1[0]["range"]["start"]["line"], 2, "{later:?}");
+}
