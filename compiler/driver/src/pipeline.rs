@@ -1,5 +1,7 @@
 //! From a model file to a runtime model: check, lower, simplify, differentiate (inside
-//! lowering), compile, and map the result onto the runtime's function table.
+//! lowering), compile, and map the result onto the runtime's function table. Before
+//! simplifying, the object cache is asked with the unsimplified roles and a recipe
+//! naming the simplification ([`recipe`]); a hit skips the simplifier and the compiler.
 
 use fdc_diff::{Block as DBlock, ElementFunctions, Role as DRole};
 use fdc_frontend::{Analysis, Diagnostic};
