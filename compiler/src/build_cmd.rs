@@ -52,7 +52,7 @@ pub fn run(a: &BuildArgs) -> ExitCode {
         println!(
             "cache           {:8.2} ms ({})",
             b.cache,
-            if built.cache_hit { "hit" } else { "miss" }
+            crate::run::cache_word(built.cache_hit, built.simplifier_skipped)
         );
         println!("total backend   {:8.2} ms", b.total);
     }

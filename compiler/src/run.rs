@@ -99,6 +99,15 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, f64)>, String> {
         .collect()
 }
 
+/// How the build used the object cache, for the timing lines.
+pub fn cache_word(cache_hit: bool, simplifier_skipped: bool) -> &'static str {
+    match (cache_hit, simplifier_skipped) {
+        (true, true) => "hit, simplifier skipped",
+        (true, false) => "hit",
+        (false, _) => "miss",
+    }
+}
+
 pub fn build_options(a: &CompileArgs) -> Result<BuildOptions, String> {
     let cache = if a.no_cache {
         fdc_backend::CacheMode::Off
@@ -210,7 +219,7 @@ pub fn run(a: &RunArgs) -> ExitCode {
             tm.lower_diff,
             tm.simplify,
             tm.backend.total,
-            if built.cache_hit { "hit" } else { "miss" }
+            cache_word(built.cache_hit, built.simplifier_skipped)
         );
         let per_step = |n: usize| {
             if stats.steps > 0 {

@@ -8,8 +8,14 @@
 //! that a function does not use do not enter the key, and parameter values are inputs
 //! at run time, so changing a parameter never changes the key.
 //!
-//! Entry file `<dir>/<key hex>.fdcobj`:
-//! `MAGIC (8) | key (32) | object length (u64 LE) | SHA-256 of the object (32) | object`.
+//! A second kind of entry, the *source index*, is keyed the same way but over IR that
+//! the caller transforms before compiling (the driver's unsimplified role functions),
+//! plus a `recipe` string naming that transformation; its payload is the key of the
+//! object entry that transformation led to, the number of functions in it, and the
+//! caller's own bytes. A hit there skips the caller's transformation as well.
+//!
+//! Entry file `<dir>/<key hex>.fdcobj` (objects) or `.fdcsrc` (source index):
+//! `MAGIC (8) | key (32) | payload length (u64 LE) | SHA-256 of the payload (32) | payload`.
 //! An entry is used only if every field checks out, so a truncated, corrupted or
 //! misplaced file is a miss (and gets rewritten), never a crash. Writes go to a
 //! temporary file in the same directory and are renamed into place (atomic on POSIX).
@@ -21,8 +27,32 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-const MAGIC: &[u8; 8] = b"FDCOBJ01";
 const HEADER: usize = 8 + 32 + 8 + 32;
+
+/// The two kinds of entry; each has its own magic and file extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// An object file, keyed by the IR it was compiled from.
+    Object,
+    /// An object key (plus caller bytes), keyed by the IR before the caller's
+    /// transformation.
+    Source,
+}
+
+impl Kind {
+    fn magic(self) -> &'static [u8; 8] {
+        match self {
+            Kind::Object => b"FDCOBJ01",
+            Kind::Source => b"FDCSRC01",
+        }
+    }
+    fn ext(self) -> &'static str {
+        match self {
+            Kind::Object => "fdcobj",
+            Kind::Source => "fdcsrc",
+        }
+    }
+}
 
 pub type Key = [u8; 32];
 
@@ -38,6 +68,27 @@ pub struct Target<'a> {
 
 pub fn key(target: &Target, graph: &Graph, funcs: &[Func], plans: &[Vec<Id>]) -> Key {
     let mut h = Sha256::new();
+    put_ir(&mut h, target, graph, funcs, plans);
+    h.finalize().into()
+}
+
+/// The key of a source index entry: a domain tag (so it can never equal an object
+/// key), the recipe, then the same serialization as [`key`].
+pub fn source_key(
+    target: &Target,
+    recipe: &str,
+    graph: &Graph,
+    funcs: &[Func],
+    plans: &[Vec<Id>],
+) -> Key {
+    let mut h = Sha256::new();
+    put_str(&mut h, "fdc source index");
+    put_str(&mut h, recipe);
+    put_ir(&mut h, target, graph, funcs, plans);
+    h.finalize().into()
+}
+
+fn put_ir(h: &mut Sha256, target: &Target, graph: &Graph, funcs: &[Func], plans: &[Vec<Id>]) {
     for s in [
         target.backend,
         target.llvm,
@@ -45,13 +96,13 @@ pub fn key(target: &Target, graph: &Graph, funcs: &[Func], plans: &[Vec<Id>]) ->
         target.cpu,
         target.features,
     ] {
-        put_str(&mut h, s);
+        put_str(h, s);
     }
     h.update([target.opt_level]);
     h.update((funcs.len() as u64).to_le_bytes());
     let mut local: HashMap<Id, u32> = HashMap::new();
     for (func, nodes) in funcs.iter().zip(plans) {
-        put_str(&mut h, &func.name);
+        put_str(h, &func.name);
         for s in Slot::ALL {
             h.update((func.inputs.get(s) as u64).to_le_bytes());
         }
@@ -72,7 +123,6 @@ pub fn key(target: &Target, graph: &Graph, funcs: &[Func], plans: &[Vec<Id>]) ->
             h.update(l(o).to_le_bytes());
         }
     }
-    h.finalize().into()
 }
 
 fn put_str(h: &mut Sha256, s: &str) {
@@ -158,8 +208,8 @@ pub fn hex(key: &Key) -> String {
     key.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-pub fn entry_path(dir: &Path, key: &Key) -> PathBuf {
-    dir.join(format!("{}.fdcobj", hex(key)))
+pub fn entry_path(dir: &Path, kind: Kind, key: &Key) -> PathBuf {
+    dir.join(format!("{}.{}", hex(key), kind.ext()))
 }
 
 /// The default cache directory: `$XDG_CACHE_HOME/fdc`, else `$HOME/.cache/fdc`.
@@ -185,24 +235,24 @@ pub enum Lookup {
     Invalid(String),
 }
 
-pub fn read(dir: &Path, key: &Key) -> Lookup {
-    let path = entry_path(dir, key);
+pub fn read(dir: &Path, kind: Kind, key: &Key) -> Lookup {
+    let path = entry_path(dir, kind, key);
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Absent,
         Err(e) => return Lookup::Invalid(format!("cannot read {}: {e}", path.display())),
     };
-    match check(&bytes, key) {
+    match check(&bytes, kind, key) {
         Ok(()) => Lookup::Hit(bytes[HEADER..].to_vec()),
         Err(why) => Lookup::Invalid(format!("{}: {why}", path.display())),
     }
 }
 
-fn check(bytes: &[u8], key: &Key) -> Result<(), &'static str> {
+fn check(bytes: &[u8], kind: Kind, key: &Key) -> Result<(), &'static str> {
     if bytes.len() < HEADER {
         return Err("truncated header");
     }
-    if &bytes[..8] != MAGIC {
+    if &bytes[..8] != kind.magic() {
         return Err("not an fdc cache entry of this format");
     }
     if &bytes[8..40] != key {
@@ -210,18 +260,18 @@ fn check(bytes: &[u8], key: &Key) -> Result<(), &'static str> {
     }
     let len = u64::from_le_bytes(bytes[40..48].try_into().expect("8 bytes"));
     if len != (bytes.len() - HEADER) as u64 {
-        return Err("object length does not match (truncated?)");
+        return Err("payload length does not match (truncated?)");
     }
     let sum: [u8; 32] = Sha256::digest(&bytes[HEADER..]).into();
     if bytes[48..80] != sum {
-        return Err("object checksum does not match (corrupted)");
+        return Err("payload checksum does not match (corrupted)");
     }
     Ok(())
 }
 
 /// Writes an entry atomically: temporary file in `dir`, then rename.
-pub fn write(dir: &Path, key: &Key, object: &[u8]) -> Result<(), String> {
-    let path = entry_path(dir, key);
+pub fn write(dir: &Path, kind: Kind, key: &Key, object: &[u8]) -> Result<(), String> {
+    let path = entry_path(dir, kind, key);
     let ctx = |e: std::io::Error| format!("cannot write cache entry {}: {e}", path.display());
     std::fs::create_dir_all(dir).map_err(ctx)?;
     let mut tmp = tempfile::Builder::new()
@@ -230,7 +280,7 @@ pub fn write(dir: &Path, key: &Key, object: &[u8]) -> Result<(), String> {
         .map_err(ctx)?;
     let sum: [u8; 32] = Sha256::digest(object).into();
     let f = tmp.as_file_mut();
-    f.write_all(MAGIC).map_err(ctx)?;
+    f.write_all(kind.magic()).map_err(ctx)?;
     f.write_all(key).map_err(ctx)?;
     f.write_all(&(object.len() as u64).to_le_bytes())
         .map_err(ctx)?;
@@ -267,16 +317,30 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let key = [7u8; 32];
         let obj = b"object bytes".to_vec();
-        assert!(matches!(read(dir.path(), &key), Lookup::Absent));
-        write(dir.path(), &key, &obj).unwrap();
-        match read(dir.path(), &key) {
+        let o = Kind::Object;
+        assert!(matches!(read(dir.path(), o, &key), Lookup::Absent));
+        write(dir.path(), o, &key, &obj).unwrap();
+        match read(dir.path(), o, &key) {
             Lookup::Hit(b) => assert_eq!(b, obj),
             _ => panic!("expected a hit"),
         }
         // Same file under another key: refused.
         let other = [8u8; 32];
-        std::fs::copy(entry_path(dir.path(), &key), entry_path(dir.path(), &other)).unwrap();
-        assert!(matches!(read(dir.path(), &other), Lookup::Invalid(m) if m.contains("wrong key")));
+        std::fs::copy(
+            entry_path(dir.path(), o, &key),
+            entry_path(dir.path(), o, &other),
+        )
+        .unwrap();
+        assert!(
+            matches!(read(dir.path(), o, &other), Lookup::Invalid(m) if m.contains("wrong key"))
+        );
+        // An object entry renamed to a source index entry: refused by its magic.
+        let src = entry_path(dir.path(), Kind::Source, &key);
+        std::fs::copy(entry_path(dir.path(), o, &key), &src).unwrap();
+        assert!(
+            matches!(read(dir.path(), Kind::Source, &key), Lookup::Invalid(m) if m.contains("not an fdc"))
+        );
+        std::fs::remove_file(src).unwrap();
         // Only the entry and its copy: the temporary file was renamed, not left over.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }

@@ -6,7 +6,10 @@
 //! [`compile`] turns a list of IR functions into callable native functions, one LLVM
 //! module per call: IR → LLVM IR (`codegen`) → `default<O2>` pipeline → object file
 //! (target machine for the host CPU) → ORC LLJIT. A cache hit loads the stored object
-//! file and skips everything before the JIT.
+//! file and skips everything before the JIT. A second cache level, the source index
+//! ([`lookup_source`], [`compile_recorded`]), is keyed by the IR *before* a
+//! transformation of the caller (with a recipe naming it), so a hit there also skips
+//! that transformation.
 //!
 //! Must not know: physics, roles, the fd language, or how the runtime uses the
 //! functions (it does not build the `FunctionTable`: its caller adds block layouts).
@@ -182,15 +185,240 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-/// Compiles `funcs` (all nodes of `graph`) to native code, or loads them from the cache.
-pub fn compile(graph: &Graph, funcs: &[Func], opts: &Options) -> Result<Compiled, BackendError> {
-    let start = Instant::now();
+/// The host target as the cache key sees it.
+struct HostTarget {
+    triple: inkwell::targets::TargetTriple,
+    triple_str: String,
+    cpu: String,
+    features: String,
+}
+
+impl HostTarget {
+    fn get() -> Result<HostTarget, BackendError> {
+        init_native()?;
+        let triple = TargetMachine::get_default_triple();
+        let triple_str = triple.as_str().to_string_lossy().into_owned();
+        let cpu = codegen_cpu(&triple_str);
+        let features = TargetMachine::get_host_cpu_features().to_string();
+        Ok(HostTarget {
+            triple,
+            triple_str,
+            cpu,
+            features,
+        })
+    }
+
+    fn key_target(&self, opt_level: u8) -> cache::Target<'_> {
+        cache::Target {
+            backend: BACKEND_VERSION,
+            llvm: llvm14::version(),
+            triple: &self.triple_str,
+            cpu: &self.cpu,
+            features: &self.features,
+            opt_level,
+        }
+    }
+}
+
+/// The cache directory of `opts`, and a warning when the default one is unknown.
+fn cache_dir(opts: &Options) -> (Option<PathBuf>, Option<String>) {
+    match &opts.cache {
+        CacheMode::Off => (None, None),
+        CacheMode::Dir(d) => (Some(d.clone()), None),
+        CacheMode::Default => match cache::default_dir() {
+            Some(d) => (Some(d), None),
+            None => (
+                None,
+                Some("no cache directory: neither XDG_CACHE_HOME nor HOME is set".into()),
+            ),
+        },
+    }
+}
+
+fn check_options(opts: &Options) -> Result<(), BackendError> {
     if opts.opt_level > 3 {
         return Err(BackendError::InvalidOptions(format!(
             "optimization level {} (must be 0 to 3)",
             opts.opt_level
         )));
     }
+    Ok(())
+}
+
+/// IR that the caller turns into the IR it compiles (the driver simplifies it first),
+/// named together with that transformation. Equal sources with equal recipes are
+/// assumed to lead to the same compiled IR, so `recipe` must change whenever the
+/// transformation's output may change (its version, rule set, options).
+pub struct Source<'a> {
+    pub graph: &'a Graph,
+    pub funcs: &'a [Func],
+    pub recipe: &'a str,
+}
+
+/// Where a compile of a [`Source`] is to be remembered; from [`lookup_source`], for
+/// [`compile_recorded`].
+#[derive(Clone, Debug, Default)]
+pub struct SourceToken {
+    entry: Option<(PathBuf, cache::Key)>,
+    warning: Option<String>,
+    /// Milliseconds spent hashing and reading in [`lookup_source`].
+    time: f64,
+}
+
+impl SourceToken {
+    /// Why the lookup missed, when it found something damaged.
+    pub fn warning(&self) -> Option<&str> {
+        self.warning.as_deref()
+    }
+}
+
+/// What [`lookup_source`] found.
+pub struct SourceLookup {
+    /// The functions compiled earlier from this source, with the caller's bytes given
+    /// to [`compile_recorded`] then.
+    pub hit: Option<(Compiled, Vec<u8>)>,
+    /// For [`compile_recorded`] when there is no hit (or the caller rejects it).
+    pub token: SourceToken,
+}
+
+/// Looks up code compiled earlier from `source` (see [`compile_recorded`]), without
+/// the caller's transformation. Anything missing, damaged or unloadable is a miss
+/// (with a warning in the token when something was damaged), never an error, except
+/// for invalid options.
+pub fn lookup_source(source: &Source, opts: &Options) -> Result<SourceLookup, BackendError> {
+    let start = Instant::now();
+    check_options(opts)?;
+    let (dir, warning) = cache_dir(opts);
+    let miss = |entry, warning, start: Instant| SourceLookup {
+        hit: None,
+        token: SourceToken {
+            entry,
+            warning,
+            time: ms(start),
+        },
+    };
+    let Some(dir) = dir else {
+        return Ok(miss(None, warning, start));
+    };
+    // IR the backend could not compile as given is not cached at this level; the
+    // caller's transformation may still make it compilable.
+    let Ok(plans) = source
+        .funcs
+        .iter()
+        .map(|f| codegen::plan(source.graph, f))
+        .collect::<Result<Vec<_>, _>>()
+    else {
+        return Ok(miss(None, warning, start));
+    };
+    let host = HostTarget::get()?;
+    let key = cache::source_key(
+        &host.key_target(opts.opt_level),
+        source.recipe,
+        source.graph,
+        source.funcs,
+        &plans,
+    );
+    let entry = Some((dir.clone(), key));
+    let payload = match cache::read(&dir, cache::Kind::Source, &key) {
+        cache::Lookup::Hit(p) => p,
+        cache::Lookup::Absent => return Ok(miss(entry, warning, start)),
+        cache::Lookup::Invalid(why) => {
+            return Ok(miss(
+                entry,
+                Some(format!("invalid source index entry {why}; rebuilt")),
+                start,
+            ))
+        }
+    };
+    // Payload: object key (32) | function count (u64 LE) | caller bytes.
+    if payload.len() < 40 {
+        return Ok(miss(
+            entry,
+            Some("source index entry too short; rebuilt".into()),
+            start,
+        ));
+    }
+    let object_key: cache::Key = payload[..32].try_into().expect("32 bytes");
+    let n = u64::from_le_bytes(payload[32..40].try_into().expect("8 bytes")) as usize;
+    let object = match cache::read(&dir, cache::Kind::Object, &object_key) {
+        cache::Lookup::Hit(o) => o,
+        // The object was removed by hand: compile again, quietly.
+        cache::Lookup::Absent => return Ok(miss(entry, warning, start)),
+        cache::Lookup::Invalid(why) => {
+            return Ok(miss(
+                entry,
+                Some(format!("invalid cache entry {why}; rebuilt")),
+                start,
+            ))
+        }
+    };
+    let mut timings = Timings {
+        cache: ms(start),
+        ..Timings::default()
+    };
+    let t = Instant::now();
+    match load(&object, n) {
+        Ok((owner, functions)) => {
+            timings.link = ms(t);
+            timings.total = ms(start);
+            Ok(SourceLookup {
+                hit: Some((
+                    Compiled {
+                        functions,
+                        owner,
+                        timings,
+                        cache_hit: true,
+                        cache_entry: Some(cache::entry_path(
+                            &dir,
+                            cache::Kind::Object,
+                            &object_key,
+                        )),
+                        cache_warning: warning,
+                    },
+                    payload[40..].to_vec(),
+                )),
+                token: SourceToken {
+                    entry,
+                    warning: None,
+                    time: 0.0,
+                },
+            })
+        }
+        Err(e) => Ok(miss(
+            entry,
+            Some(format!("cache entry could not be loaded ({e}); rebuilt")),
+            start,
+        )),
+    }
+}
+
+/// Compiles `funcs` (all nodes of `graph`) to native code, or loads them from the cache.
+pub fn compile(graph: &Graph, funcs: &[Func], opts: &Options) -> Result<Compiled, BackendError> {
+    compile_inner(graph, funcs, opts, None)
+}
+
+/// [`compile`], then records in the source index of `token` (from [`lookup_source`])
+/// which object serves that source, with `meta`, the caller's bytes that
+/// [`lookup_source`] hands back on a hit. `graph`/`funcs` are what the caller made of
+/// the source.
+pub fn compile_recorded(
+    graph: &Graph,
+    funcs: &[Func],
+    opts: &Options,
+    token: SourceToken,
+    meta: &[u8],
+) -> Result<Compiled, BackendError> {
+    compile_inner(graph, funcs, opts, Some((token, meta)))
+}
+
+fn compile_inner(
+    graph: &Graph,
+    funcs: &[Func],
+    opts: &Options,
+    record: Option<(SourceToken, &[u8])>,
+) -> Result<Compiled, BackendError> {
+    let start = Instant::now();
+    check_options(opts)?;
     let mut timings = Timings::default();
     let t = Instant::now();
     let plans = funcs
@@ -199,49 +427,48 @@ pub fn compile(graph: &Graph, funcs: &[Func], opts: &Options) -> Result<Compiled
         .collect::<Result<Vec<_>, _>>()?;
     timings.emit += ms(t);
 
-    init_native()?;
-    let triple = TargetMachine::get_default_triple();
-    let triple_str = triple.as_str().to_string_lossy().into_owned();
-    let cpu = codegen_cpu(&triple_str);
-    let features = TargetMachine::get_host_cpu_features().to_string();
-
-    let mut warning = None;
-    let dir = match &opts.cache {
-        CacheMode::Off => None,
-        CacheMode::Dir(d) => Some(d.clone()),
-        CacheMode::Default => {
-            let d = cache::default_dir();
-            if d.is_none() {
-                warning = Some("no cache directory: neither XDG_CACHE_HOME nor HOME is set".into());
-            }
-            d
+    let host = HostTarget::get()?;
+    let (dir, mut warning) = cache_dir(opts);
+    if let Some((token, _)) = &record {
+        timings.cache += token.time;
+        if token.warning.is_some() {
+            warning = token.warning.clone();
         }
-    };
+    }
 
     let t = Instant::now();
-    let key = dir.as_ref().map(|_| {
-        let target = cache::Target {
-            backend: BACKEND_VERSION,
-            llvm: llvm14::version(),
-            triple: &triple_str,
-            cpu: &cpu,
-            features: &features,
-            opt_level: opts.opt_level,
-        };
-        cache::key(&target, graph, funcs, &plans)
-    });
+    let key = dir
+        .as_ref()
+        .map(|_| cache::key(&host.key_target(opts.opt_level), graph, funcs, &plans));
     let entry = dir
         .as_ref()
         .zip(key.as_ref())
-        .map(|(d, k)| cache::entry_path(d, k));
+        .map(|(d, k)| cache::entry_path(d, cache::Kind::Object, k));
+    // Records the source index entry; a failure to write only warns.
+    let remember = |warning: &mut Option<String>, timings: &mut Timings| {
+        if let (Some((token, meta)), Some(k)) = (&record, &key) {
+            if let Some((d, sk)) = &token.entry {
+                let t = Instant::now();
+                let mut payload = Vec::with_capacity(40 + meta.len());
+                payload.extend_from_slice(k);
+                payload.extend_from_slice(&(funcs.len() as u64).to_le_bytes());
+                payload.extend_from_slice(meta);
+                if let Err(e) = cache::write(d, cache::Kind::Source, sk, &payload) {
+                    *warning = Some(e);
+                }
+                timings.cache += ms(t);
+            }
+        }
+    };
     if let (Some(d), Some(k)) = (&dir, &key) {
-        match cache::read(d, k) {
+        match cache::read(d, cache::Kind::Object, k) {
             cache::Lookup::Hit(object) => {
                 timings.cache += ms(t);
                 let t = Instant::now();
                 match load(&object, funcs.len()) {
                     Ok((owner, functions)) => {
                         timings.link += ms(t);
+                        remember(&mut warning, &mut timings);
                         timings.total = ms(start);
                         return Ok(Compiled {
                             functions,
@@ -270,9 +497,9 @@ pub fn compile(graph: &Graph, funcs: &[Func], opts: &Options) -> Result<Compiled
         funcs,
         &plans,
         opts.opt_level,
-        &triple,
-        &cpu,
-        &features,
+        &host.triple,
+        &host.cpu,
+        &host.features,
         &mut timings,
     )?;
     let t = Instant::now();
@@ -280,10 +507,12 @@ pub fn compile(graph: &Graph, funcs: &[Func], opts: &Options) -> Result<Compiled
     timings.link += ms(t);
     if let (Some(d), Some(k)) = (&dir, &key) {
         let t = Instant::now();
-        if let Err(e) = cache::write(d, k, &object) {
-            warning = Some(e);
-        }
+        let written = cache::write(d, cache::Kind::Object, k, &object);
         timings.cache += ms(t);
+        match written {
+            Ok(()) => remember(&mut warning, &mut timings),
+            Err(e) => warning = Some(e),
+        }
     }
     timings.total = ms(start);
     Ok(Compiled {

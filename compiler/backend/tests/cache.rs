@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use fdc_backend::{compile, CacheMode, Compiled, Options};
+use fdc_backend::{compile, compile_recorded, lookup_source, CacheMode, Compiled, Options, Source};
 use fdc_ir::{Func, Graph, Slot, SlotSizes};
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -309,4 +309,123 @@ fn a_changed_spline_table_is_a_miss() {
     inp[7] = vec![1.0];
     assert_eq!(call(a.functions[0], &inp, 1), vec![1.0]);
     assert_eq!(call(b.functions[0], &inp, 1), vec![2.0]);
+}
+
+/// The source index: a "transformation" in these tests turns the source `model(c)`
+/// into `model(2c)`, so a hit is recognizable by its results.
+fn lookup(g: &Graph, f: &[Func], recipe: &str, o: &Options) -> fdc_backend::SourceLookup {
+    let src = Source {
+        graph: g,
+        funcs: f,
+        recipe,
+    };
+    lookup_source(&src, o).unwrap()
+}
+
+fn files_ending(dir: &Path, ext: &str) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(ext))
+        .collect()
+}
+
+#[test]
+fn a_source_hit_returns_the_recorded_object_and_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(dir.path(), 2);
+    let (g, f) = model(0.5);
+    let first = lookup(&g, &f, "double c, v1", &o);
+    assert!(first.hit.is_none());
+    assert!(first.token.warning().is_none());
+    let (tg, tf) = model(1.0);
+    let built = compile_recorded(&tg, &tf, &o, first.token, b"which").unwrap();
+    assert!(!built.cache_hit);
+    assert!(built.cache_warning.is_none(), "{:?}", built.cache_warning);
+    assert_eq!(files_ending(dir.path(), ".fdcsrc").len(), 1);
+
+    let (hit, meta) = lookup(&g, &f, "double c, v1", &o)
+        .hit
+        .expect("a source hit");
+    assert_eq!(meta, b"which");
+    assert!(hit.cache_hit);
+    assert_eq!(hit.cache_entry, built.cache_entry);
+    assert_eq!((hit.timings.optimize, hit.timings.codegen), (0.0, 0.0));
+    let (q, p) = ([0.3, 1.0], [2.0, -0.5]);
+    // The transformed function (c = 1.0), not the source (c = 0.5).
+    assert_eq!(run(&hit, q, p), expected(1.0, q, p));
+
+    // Anything that may change the transformation's output misses: the recipe, a
+    // constant of the source (one ulp), the optimization level, a function name.
+    assert!(lookup(&g, &f, "double c, v2", &o).hit.is_none());
+    let (g2, f2) = model(f64::from_bits(0.5f64.to_bits() + 1));
+    assert!(lookup(&g2, &f2, "double c, v1", &o).hit.is_none());
+    assert!(lookup(&g, &f, "double c, v1", &opts(dir.path(), 1))
+        .hit
+        .is_none());
+    let mut renamed = f.clone();
+    renamed[0].name = "g".into();
+    assert!(lookup(&g, &renamed, "double c, v1", &o).hit.is_none());
+    // A parameter is an input: its value is not in the source, so nothing to miss on.
+}
+
+#[test]
+fn without_a_cache_the_source_index_neither_reads_nor_writes() {
+    let (g, f) = model(0.5);
+    let off = Options {
+        cache: CacheMode::Off,
+        ..Default::default()
+    };
+    let l = lookup(&g, &f, "r", &off);
+    assert!(l.hit.is_none());
+    let c = compile_recorded(&g, &f, &off, l.token, b"x").unwrap();
+    assert!(c.cache_entry.is_none() && !c.cache_hit);
+    assert!(lookup(&g, &f, "r", &off).hit.is_none());
+}
+
+/// Damages the source index entry or the object behind it: the next lookup misses
+/// with a warning, recording again makes it hit.
+fn source_rebuilds_after(ext: &str, damage: impl Fn(&Path)) {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(dir.path(), 2);
+    let (g, f) = model(0.5);
+    let (tg, tf) = model(1.0);
+    let l = lookup(&g, &f, "r", &o);
+    compile_recorded(&tg, &tf, &o, l.token, b"m").unwrap();
+    let files = files_ending(dir.path(), ext);
+    assert_eq!(files.len(), 1);
+    damage(&files[0]);
+    let l = lookup(&g, &f, "r", &o);
+    assert!(l.hit.is_none(), "a damaged {ext} entry was used");
+    assert!(l.token.warning().is_some());
+    let again = compile_recorded(&tg, &tf, &o, l.token, b"m").unwrap();
+    assert!(
+        again.cache_warning.is_some(),
+        "the rebuild must say why it happened"
+    );
+    let (q, p) = ([0.1, 0.2], [0.3, 0.4]);
+    assert_eq!(run(&again, q, p), expected(1.0, q, p));
+    let (hit, meta) = lookup(&g, &f, "r", &o)
+        .hit
+        .expect("a hit after the rebuild");
+    assert_eq!(meta, b"m");
+    assert_eq!(run(&hit, q, p), expected(1.0, q, p));
+}
+
+#[test]
+fn a_damaged_source_index_or_object_behind_it_is_rebuilt() {
+    let truncate = |p: &Path| {
+        let b = std::fs::read(p).unwrap();
+        std::fs::write(p, &b[..b.len() - 1]).unwrap();
+    };
+    let flip_last = |p: &Path| {
+        let mut b = std::fs::read(p).unwrap();
+        let n = b.len() - 1;
+        b[n] ^= 0x10;
+        std::fs::write(p, &b).unwrap();
+    };
+    source_rebuilds_after(".fdcsrc", truncate);
+    source_rebuilds_after(".fdcsrc", flip_last);
+    source_rebuilds_after(".fdcobj", truncate);
+    source_rebuilds_after(".fdcobj", flip_last);
 }

@@ -1,5 +1,7 @@
 //! From a model file to a runtime model: check, lower, simplify, differentiate (inside
-//! lowering), compile, and map the result onto the runtime's function table.
+//! lowering), compile, and map the result onto the runtime's function table. Before
+//! simplifying, the object cache is asked with the unsimplified roles and a recipe
+//! naming the simplification ([`recipe`]); a hit skips the simplifier and the compiler.
 
 use fdc_diff::{Block as DBlock, ElementFunctions, Role as DRole};
 use fdc_frontend::{Analysis, Diagnostic};
@@ -34,7 +36,10 @@ pub struct Built {
     pub bodies: Vec<String>,
     pub element_types: usize,
     pub timings: BuildTimings,
+    /// The object came from the cache (no LLVM code generation ran).
     pub cache_hit: bool,
+    /// The hit was on the unsimplified roles, so the simplifier did not run either.
+    pub simplifier_skipped: bool,
     pub warnings: Vec<String>,
 }
 
@@ -149,7 +154,7 @@ pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
         parse_check,
         lower_diff,
     } = front(path, &opts.overrides)?;
-    let warnings: Vec<String> = analysis
+    let mut warnings: Vec<String> = analysis
         .diagnostics
         .iter()
         .map(|d| d.render(&analysis.files))
@@ -157,34 +162,53 @@ pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
 
     // All roles of all element types go into one LLVM module.
     let funcs = role_funcs(&lowered);
-    let t2 = Instant::now();
-    let (graph, funcs) = if opts.simplify {
-        let (g, f, _) = simplify_all(&lowered.graph, funcs);
-        (g, f)
-    } else {
-        (lowered.graph.clone(), funcs)
+    // First the cache level keyed by the unsimplified roles: a hit needs neither the
+    // simplifier nor the object key of the simplified IR.
+    let source = fdc_backend::Source {
+        graph: &lowered.graph,
+        funcs: &funcs,
+        recipe: &recipe(opts.simplify),
     };
-    let simplify = ms(t2);
-    // Functions with the same outputs (a connector's iter_noqv is its iter) are
-    // generated once; `which[k]` is the compiled function serving role function k.
-    let mut unique: Vec<Func> = Vec::new();
-    let mut seen: std::collections::HashMap<(Vec<fdc_ir::Id>, fdc_ir::SlotSizes), usize> =
-        Default::default();
-    let which: Vec<usize> = funcs
-        .iter()
-        .map(|f| {
-            *seen
-                .entry((f.outputs.clone(), f.inputs))
-                .or_insert_with(|| {
-                    unique.push(f.clone());
-                    unique.len() - 1
-                })
-        })
-        .collect();
-    let compiled = fdc_backend::compile(&graph, &unique, &opts.backend)
+    let looked = fdc_backend::lookup_source(&source, &opts.backend)
         .map_err(|e| BuildError::Backend(e.to_string()))?;
+    let cached = looked.hit.and_then(|(compiled, meta)| {
+        match decode_which(&meta, funcs.len(), compiled.functions.len()) {
+            Some(which) => Some((compiled, which)),
+            None => {
+                warnings.push(
+                    "warning: object cache: source index entry with a bad function map; \
+                     rebuilt\n"
+                        .into(),
+                );
+                None
+            }
+        }
+    });
+    let simplifier_skipped = cached.is_some();
+    let (compiled, which, simplify) = match cached {
+        Some((compiled, which)) => (compiled, which, 0.0),
+        None => {
+            let t2 = Instant::now();
+            let (graph, funcs) = if opts.simplify {
+                let (g, f, _) = simplify_all(&lowered.graph, funcs);
+                (g, f)
+            } else {
+                (lowered.graph.clone(), funcs)
+            };
+            let simplify = ms(t2);
+            let (unique, which) = dedup(funcs);
+            let compiled = fdc_backend::compile_recorded(
+                &graph,
+                &unique,
+                &opts.backend,
+                looked.token,
+                &encode_which(&which),
+            )
+            .map_err(|e| BuildError::Backend(e.to_string()))?;
+            (compiled, which, simplify)
+        }
+    };
     let functions: Vec<_> = which.iter().map(|&k| compiled.functions[k]).collect();
-    let mut warnings = warnings;
     if let Some(w) = &compiled.cache_warning {
         warnings.push(format!("warning: object cache: {w}\n"));
     }
@@ -242,8 +266,72 @@ pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
             backend: compiled.timings,
         },
         cache_hit: compiled.cache_hit,
+        simplifier_skipped,
         warnings,
     })
+}
+
+/// Bump whenever what the driver makes of the unsimplified roles changes for the
+/// same simplifier ([`simplify_all`], [`dedup`], the order of the role functions):
+/// it enters the key of the cache level before simplification.
+const PIPELINE_VERSION: &str = "driver pipeline 1";
+
+/// Names the transformation from the unsimplified role functions to the compiled
+/// ones, for the cache level keyed before simplification: everything that may change
+/// the simplified code must be in it.
+pub fn recipe(simplify: bool) -> String {
+    recipe_with(simplify, &fdc_ir::simplify::identity())
+}
+
+/// [`recipe`] with a given simplifier identity (tests vary it).
+pub fn recipe_with(simplify: bool, simplifier: &str) -> String {
+    if simplify {
+        let limits = fdc_ir::simplify::Limits::default();
+        format!("{PIPELINE_VERSION}; simplified with limits {limits:?} by\n{simplifier}")
+    } else {
+        format!("{PIPELINE_VERSION}; not simplified")
+    }
+}
+
+/// Functions with the same outputs (a connector's iter_noqv is its iter) are
+/// generated once: the unique functions, and for each function given the index of
+/// the unique one serving it.
+fn dedup(funcs: Vec<Func>) -> (Vec<Func>, Vec<usize>) {
+    let mut unique: Vec<Func> = Vec::new();
+    let mut seen: std::collections::HashMap<(Vec<fdc_ir::Id>, fdc_ir::SlotSizes), usize> =
+        Default::default();
+    let which = funcs
+        .into_iter()
+        .map(|f| {
+            *seen
+                .entry((f.outputs.clone(), f.inputs))
+                .or_insert_with(|| {
+                    unique.push(f);
+                    unique.len() - 1
+                })
+        })
+        .collect();
+    (unique, which)
+}
+
+/// The map of [`dedup`] as stored with a cache entry: one u32 (LE) per role function.
+fn encode_which(which: &[usize]) -> Vec<u8> {
+    which
+        .iter()
+        .flat_map(|&k| (k as u32).to_le_bytes())
+        .collect()
+}
+
+/// The stored map, if it fits `n_roles` role functions and `n_compiled` compiled ones.
+fn decode_which(bytes: &[u8], n_roles: usize, n_compiled: usize) -> Option<Vec<usize>> {
+    if bytes.len() != 4 * n_roles {
+        return None;
+    }
+    let which: Vec<usize> = bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as usize)
+        .collect();
+    which.iter().all(|&k| k < n_compiled).then_some(which)
 }
 
 /// Simplifies each function on its own (the e-graph is bounded per function) and

@@ -20,6 +20,30 @@ use std::time::{Duration, Instant};
 
 pub use extract::{graph_cost, op_cost};
 
+/// Bump whenever the simplifier's output for the same input may change in a way the
+/// rule table does not show: extraction, the cost model, constant folding, the
+/// function of a `Dyn` rule. Caches of simplified code key on [`identity`].
+pub const VERSION: &str = "simplify 1";
+
+/// The simplifier's identity for caches of its output: [`VERSION`], the crate version
+/// and every rule's name and patterns, so editing the rule table changes it by itself.
+pub fn identity() -> String {
+    identity_of(VERSION, &rules::rule_specs())
+}
+
+/// [`identity`] of a given version and rule table.
+pub fn identity_of(version: &str, specs: &[rules::RuleSpec]) -> String {
+    let mut s = format!("{version}; fdc-ir {}", env!("CARGO_PKG_VERSION"));
+    for r in specs {
+        let rhs = match &r.rhs {
+            rules::Rhs::Pat(p) => p.to_string(),
+            rules::Rhs::Dyn { consts, .. } => format!("dyn {consts:?}"),
+        };
+        s.push_str(&format!("\n{}: {} => {}", r.name, r.lhs, rhs));
+    }
+    s
+}
+
 /// Bounds on one simplification run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Limits {
@@ -396,6 +420,19 @@ mod tests {
         let mut inputs = [empty; 8];
         inputs[0] = q;
         inputs
+    }
+
+    #[test]
+    fn identity_changes_with_the_version_and_any_rule() {
+        let base = identity_of("v", &rules::rule_specs());
+        assert_eq!(base, identity_of("v", &rules::rule_specs()));
+        assert_ne!(base, identity_of("w", &rules::rule_specs()));
+        let mut specs = rules::rule_specs();
+        specs[0].rhs = rules::Rhs::Pat("(neg ?x)");
+        assert_ne!(base, identity_of("v", &specs));
+        let mut specs = rules::rule_specs();
+        specs.pop();
+        assert_ne!(base, identity_of("v", &specs));
     }
 
     #[test]
