@@ -7,6 +7,7 @@
 use std::time::Instant;
 
 pub mod linearize;
+mod redundant;
 
 use crate::assembly::Pattern;
 use crate::error::{RuntimeError, SimError, SimErrorKind};
@@ -805,41 +806,24 @@ impl System {
         }
     }
 
-    /// Finds constraint rows whose B row depends on the rows before it (model order),
-    /// by Gram–Schmidt with reorthogonalization, i.e. a QR factorization of Bᵀ that
-    /// reveals the rank. Removed rows keep λ = 0 for the whole run.
+    /// Finds constraint rows whose B row depends on the rows before it (model order)
+    /// with the rank-revealing test of [`redundant`], which factorizes densely only the
+    /// groups of rows that a sparse LDLᵀ of B Bᵀ cannot clear. Removed rows keep λ = 0
+    /// for the whole run.
     fn find_redundant(&mut self) -> Vec<String> {
         let (nv, nl) = (self.nv, self.nl);
-        let mut b = vec![0.0; nl * nv];
-        let types = &self.table.types;
-        for e in &self.inst {
-            let entries = sparse_entries(&types[e.ty], Role::Ic, 1);
-            for (k, &(r, c)) in entries.iter().enumerate() {
-                let pos = e.ic_b_pos_all[k];
-                b[e.lambda_map[r as usize] * nv + e.v_map[c as usize]] = self.icv[pos];
-            }
-        }
-        let mut basis: Vec<Vec<f64>> = Vec::new();
-        let mut removed = Vec::new();
-        for l in 0..nl {
-            let mut row = b[l * nv..(l + 1) * nv].to_vec();
-            let norm0 = two_norm(&row);
-            for _ in 0..2 {
-                for q in &basis {
-                    let d: f64 = q.iter().zip(&row).map(|(a, b)| a * b).sum();
-                    for (r, qi) in row.iter_mut().zip(q) {
-                        *r -= d * qi;
-                    }
+        // B rows from the IC matrix (rows nv.., columns ..nv; duplicates are merged).
+        let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); nl];
+        for c in 0..nv {
+            for pos in self.icp.col_ptr[c]..self.icp.col_ptr[c + 1] {
+                let r = self.icp.row_idx[pos];
+                if r >= nv {
+                    rows[r - nv].push((c, self.icv[pos]));
                 }
             }
-            let norm = two_norm(&row);
-            if norm <= 1e-9 * norm0 || norm0 == 0.0 {
-                removed.push(l);
-            } else {
-                row.iter_mut().for_each(|r| *r /= norm);
-                basis.push(row);
-            }
         }
+        let removed = redundant::redundant_rows(nv, &rows);
+        let types = &self.table.types;
         self.removed.fill(false);
         let mut names = Vec::new();
         for l in removed {
