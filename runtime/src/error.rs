@@ -5,6 +5,31 @@ use std::fmt;
 
 use crate::system::RunStats;
 
+/// The element whose own output was the first non-finite number, found on the failure
+/// path by calling the element functions one by one (an element whose inputs were
+/// already non-finite is named only if no other is found).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Culprit {
+    /// Instance name.
+    pub instance: String,
+    /// What the function computes: "residual", "iteration matrix", "initial
+    /// conditions", "initial values", "configuration update".
+    pub role: &'static str,
+}
+
+impl fmt::Display for Culprit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "produced by the {} of `{}`", self.role, self.instance)
+    }
+}
+
+fn culprit_suffix(c: &Option<Culprit>) -> String {
+    match c {
+        Some(c) => format!(", {c}"),
+        None => String::new(),
+    }
+}
+
 /// Setup and initial-condition errors.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RuntimeError {
@@ -26,8 +51,11 @@ pub enum RuntimeError {
     VelocityProjection { residual: f64 },
     /// The initial-condition matrix [M Bᵀ; B 0] is singular.
     Singular { unknown: String },
-    /// A non-finite number at the initial conditions.
-    NotFinite { unknown: String },
+    /// A non-finite number at the initial conditions, and the element that made it.
+    NotFinite {
+        unknown: String,
+        culprit: Option<Culprit>,
+    },
     /// `step` or `run` before `initialize`.
     NotInitialized,
 }
@@ -58,9 +86,11 @@ impl fmt::Display for RuntimeError {
                 f,
                 "initial conditions: the matrix [M B^T; B 0] is singular at {unknown} (redundant or conflicting constraints, or a dof without mass)"
             ),
-            RuntimeError::NotFinite { unknown } => {
-                write!(f, "initial conditions: non-finite value at {unknown}")
-            }
+            RuntimeError::NotFinite { unknown, culprit } => write!(
+                f,
+                "initial conditions: non-finite value (NaN or infinity) at {unknown}{}",
+                culprit_suffix(culprit)
+            ),
             RuntimeError::NotInitialized => write!(f, "the system is not initialized"),
         }
     }
@@ -75,8 +105,14 @@ pub enum SimErrorKind {
     StepBelowMinimum { h: f64, h_min: f64, cause: String },
     /// The iteration matrix is singular at the named unknown.
     Singular { unknown: String },
-    /// A residual or a correction is NaN or infinite at the named unknown.
-    NotFinite { unknown: String },
+    /// A residual, matrix entry or correction is NaN or infinite at the named unknown
+    /// in the step to `t_trial`; `culprit` is the element that produced it (None when
+    /// every element output was finite and the linear solve made it).
+    NotFinite {
+        unknown: String,
+        t_trial: f64,
+        culprit: Option<Culprit>,
+    },
     /// Setup or settings error found when the run started.
     Setup(RuntimeError),
 }
@@ -101,8 +137,22 @@ impl fmt::Display for SimError {
                 f,
                 "singular iteration matrix at {unknown} (redundant or conflicting constraints)"
             ),
-            SimErrorKind::NotFinite { unknown } => {
-                write!(f, "non-finite value (NaN or infinity) at {unknown}")
+            SimErrorKind::NotFinite {
+                unknown,
+                t_trial,
+                culprit,
+            } => {
+                write!(
+                    f,
+                    "non-finite value (NaN or infinity) at {unknown} in the step to t = {t_trial}"
+                )?;
+                match culprit {
+                    Some(c) => write!(f, ", {c}"),
+                    None => write!(
+                        f,
+                        " (every element output was finite: the linear solve made it, the iteration matrix is nearly singular)"
+                    ),
+                }
             }
             SimErrorKind::Setup(e) => write!(f, "{e}"),
         }

@@ -25,7 +25,7 @@ pub mod settings;
 pub mod system;
 pub mod table;
 
-pub use error::{RuntimeError, SimError, SimErrorKind};
+pub use error::{Culprit, RuntimeError, SimError, SimErrorKind};
 pub use linear::LinearSolverKind;
 pub use model::{ElementInstance, Model, RuntimeInput};
 pub use settings::{ErrorWeights, Form, Newton, Predictor, Settings};
