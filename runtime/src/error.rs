@@ -23,6 +23,15 @@ impl fmt::Display for Culprit {
     }
 }
 
+/// `a`, `b` for instance names in messages.
+pub(crate) fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn culprit_suffix(c: &Option<Culprit>) -> String {
     match c {
         Some(c) => format!(", {c}"),
@@ -49,8 +58,12 @@ pub enum RuntimeError {
     RedundantConstraints { rows: Vec<String> },
     /// The velocity projection did not reach its tolerance.
     VelocityProjection { residual: f64 },
-    /// The initial-condition matrix [M Bᵀ; B 0] is singular.
-    Singular { unknown: String },
+    /// The initial-condition matrix [M Bᵀ; B 0] is singular at the named unknown;
+    /// `elements` are the instances acting on it.
+    Singular {
+        unknown: String,
+        elements: Vec<String>,
+    },
     /// A non-finite number at the initial conditions, and the element that made it.
     NotFinite {
         unknown: String,
@@ -82,9 +95,10 @@ impl fmt::Display for RuntimeError {
                 f,
                 "initial velocities: projection onto the constraints left a residual of {residual:.3e}"
             ),
-            RuntimeError::Singular { unknown } => write!(
+            RuntimeError::Singular { unknown, elements } => write!(
                 f,
-                "initial conditions: the matrix [M B^T; B 0] is singular at {unknown} (redundant or conflicting constraints, or a dof without mass)"
+                "initial conditions: the matrix [M B^T; B 0] is singular at {unknown} (elements acting on it: {}; redundant or conflicting constraints, or a dof without mass)",
+                quoted(elements)
             ),
             RuntimeError::NotFinite { unknown, culprit } => write!(
                 f,
@@ -103,8 +117,13 @@ impl std::error::Error for RuntimeError {}
 pub enum SimErrorKind {
     /// Rejected steps (Newton divergence or error estimate) drove the step below h_min.
     StepBelowMinimum { h: f64, h_min: f64, cause: String },
-    /// The iteration matrix is singular at the named unknown.
-    Singular { unknown: String },
+    /// The iteration matrix is singular at the named unknown in the step to
+    /// `t_trial`; `elements` are the instances acting on it.
+    Singular {
+        unknown: String,
+        elements: Vec<String>,
+        t_trial: f64,
+    },
     /// A residual, matrix entry or correction is NaN or infinite at the named unknown
     /// in the step to `t_trial`; `culprit` is the element that produced it (None when
     /// every element output was finite and the linear solve made it).
@@ -133,9 +152,14 @@ impl fmt::Display for SimError {
                 f,
                 "step size {h:.3e} below the minimum {h_min:.3e} ({cause})"
             ),
-            SimErrorKind::Singular { unknown } => write!(
+            SimErrorKind::Singular {
+                unknown,
+                elements,
+                t_trial,
+            } => write!(
                 f,
-                "singular iteration matrix at {unknown} (redundant or conflicting constraints)"
+                "singular iteration matrix at {unknown} in the step to t = {t_trial} (elements acting on it: {}; redundant or conflicting constraints)",
+                quoted(elements)
             ),
             SimErrorKind::NotFinite {
                 unknown,

@@ -10,7 +10,7 @@ pub mod linearize;
 mod redundant;
 
 use crate::assembly::Pattern;
-use crate::error::{Culprit, RuntimeError, SimError, SimErrorKind};
+use crate::error::{quoted, Culprit, RuntimeError, SimError, SimErrorKind};
 use crate::linear::{make_solver, LinearSolver, LinearSolverKind};
 use crate::model::{Model, RuntimeInput};
 use crate::settings::{
@@ -931,11 +931,16 @@ impl System {
             .ics
             .as_mut()
             .expect("solvers exist after ensure_solvers");
-        solver
-            .factorize(&self.icv[..self.icp.nnz()])
-            .map_err(|s| RuntimeError::Singular {
+        if let Err(s) = solver.factorize(&self.icv[..self.icp.nnz()]) {
+            return Err(RuntimeError::Singular {
                 unknown: self.labels[s.index].clone(),
-            })?;
+                elements: self.acting_on(s.index),
+            });
+        }
+        let solver = self
+            .ics
+            .as_mut()
+            .expect("solvers exist after ensure_solvers");
         solver.solve(&mut self.ic_rhs);
         if let Some(i) = self.ic_rhs.iter().position(|x| !x.is_finite()) {
             return Err(self.ic_not_finite(self.labels[i].clone(), Role::Ic, c));
@@ -1013,14 +1018,12 @@ impl System {
 
     /// Instance names of the elements acting on global unknown `i` (its body or
     /// constraint owner and every element connected to it), for messages.
-    fn acting_on(&self, i: usize) -> String {
-        let names: Vec<String> = self
-            .inst
+    fn acting_on(&self, i: usize) -> Vec<String> {
+        self.inst
             .iter()
             .filter(|e| e.x_map.contains(&i))
-            .map(|e| format!("`{}`", e.name))
-            .collect();
-        names.join(", ")
+            .map(|e| e.name.clone())
+            .collect()
     }
 
     /// The velocity dof with the largest last Newton correction, the elements acting
@@ -1032,7 +1035,7 @@ impl System {
         match self.labels.get(i) {
             Some(label) if self.nv > 0 => format!(
                 "; largest correction at {label} (elements acting on it: {}) in the step to t = {}",
-                self.acting_on(i),
+                quoted(&self.acting_on(i)),
                 self.t_new
             ),
             _ => format!(" in the step to t = {}", self.t_new),
@@ -1440,6 +1443,8 @@ impl System {
                 if let Err(s) = solver.factorize(&self.jv[..self.jp.nnz()]) {
                     return Err(SimErrorKind::Singular {
                         unknown: self.labels[s.index].clone(),
+                        elements: self.acting_on(s.index),
+                        t_trial: self.t_new,
                     });
                 }
             }
@@ -1573,7 +1578,7 @@ impl System {
                     cause: format!(
                         "local error {theta:.3e} > 1, largest at {} (elements acting on it: {}) in the step to t = {}",
                         self.labels[i],
-                        self.acting_on(i),
+                        quoted(&self.acting_on(i)),
                         self.t_new
                     ),
                 });

@@ -219,10 +219,12 @@ fn a_singular_system_is_an_error_naming_the_dof() {
                 ..Settings::default()
             })
             .unwrap_err();
-        let RuntimeError::Singular { unknown } = &err else {
+        let RuntimeError::Singular { unknown, elements } = &err else {
             panic!("{linear:?}: unexpected error {err:?}");
         };
         assert_eq!(unknown, "`bob` velocity dof 1", "{linear:?}");
+        // The bob and the rod that holds it act on that dof.
+        assert_eq!(elements, &["bob".to_string(), "rod".to_string()]);
         assert!(err.to_string().contains("singular"), "{err}");
     }
 }
@@ -468,6 +470,39 @@ fn an_infinite_stiffness_is_named_in_the_iteration_matrix() {
     assert!(
         err.to_string()
             .contains("produced by the iteration matrix of `soft`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_singular_iteration_matrix_names_the_dof_and_the_elements_on_it() {
+    // A pendulum at rest without gravity whose mass is set to 0 after the first step:
+    // its vertical dof has neither mass nor constraint (the rod is horizontal).
+    let mut model = pendulum(1.0, [1.0, 0.0], 0.0);
+    model.inputs.push(fdc_runtime::RuntimeInput {
+        name: "m".into(),
+        targets: vec![(0, 0)],
+    });
+    let mut sys = System::new(model).unwrap();
+    let s = Settings::default();
+    sys.initialize(&s).unwrap();
+    sys.step(&s).unwrap();
+    sys.set_input(0, 0.0);
+    let err = sys.step(&s).unwrap_err();
+    let SimErrorKind::Singular {
+        unknown,
+        elements,
+        t_trial,
+    } = &err.kind
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!(unknown, "`bob` velocity dof 1");
+    assert_eq!(elements, &["bob".to_string(), "rod".to_string()]);
+    assert!((t_trial - 2.0 * s.step).abs() < 1e-12, "{t_trial}");
+    assert!(
+        err.to_string()
+            .contains("(elements acting on it: `bob`, `rod`;"),
         "{err}"
     );
 }
