@@ -115,6 +115,8 @@ fn a_solver_failure_names_the_problem_and_exits_with_1() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("error:"), "{stderr}");
+    // The 0/0 is the spring's, not the body's.
+    assert!(stderr.contains("of `s`"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
@@ -298,6 +300,50 @@ fn a_run_that_fails_mid_way_keeps_its_rows_and_names_the_time() {
     let rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
     // Rows at 0, 0.01, ..., up to just before 0.5 are kept.
     assert!((45..=51).contains(&rows), "{rows} rows; {stderr}");
+}
+
+#[test]
+fn a_force_law_that_becomes_nan_is_named_and_the_rows_before_it_are_kept() {
+    let dir = temp("nanforce");
+    // √(0.25 − t) is not a number after t = 0.25; log(t) is −∞ at t = 0.
+    for (law, rows_kept) in [("sqrt(0.25 - t)", Some(26)), ("log(t)", None)] {
+        let model = dir.join("nan.fd");
+        std::fs::write(
+            &model,
+            format!(
+                "body b: rigid_body {{ mass = 1; inertia = [1, 1, 1]; }}\n\
+                 force thrust: constant_force(b) {{ value = [0, 0, {law}]; }}\n\
+                 simulate {{ end = 1; step = 1e-3; output_every = 0.01; }}\n"
+            ),
+        )
+        .unwrap();
+        let csv = dir.join("nan.csv");
+        let out = fdc(
+            &[model.to_str().unwrap(), "-o", csv.to_str().unwrap()],
+            &dir,
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{law}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        match rows_kept {
+            Some(n) => {
+                assert!(
+                    stderr.contains("produced by the residual of `thrust`"),
+                    "{law}: {stderr}"
+                );
+                assert!(stderr.contains("at t = 0.25"), "{law}: {stderr}");
+                let text = std::fs::read_to_string(&csv).unwrap();
+                let rows: Vec<&str> = text.lines().skip(1).collect();
+                assert_eq!(rows.len(), n, "{law}: {stderr}");
+                let last: f64 = rows[n - 1].split(',').next().unwrap().parse().unwrap();
+                assert!((last - 0.25).abs() < 1e-12, "{last}");
+            }
+            None => assert!(
+                stderr.contains("produced by the initial conditions of `thrust`"),
+                "{law}: {stderr}"
+            ),
+        }
+    }
 }
 
 #[test]

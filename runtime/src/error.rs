@@ -5,6 +5,40 @@ use std::fmt;
 
 use crate::system::RunStats;
 
+/// The element whose own output was the first non-finite number, found on the failure
+/// path by calling the element functions one by one (an element whose inputs were
+/// already non-finite is named only if no other is found).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Culprit {
+    /// Instance name.
+    pub instance: String,
+    /// What the function computes: "residual", "iteration matrix", "initial
+    /// conditions", "initial values", "configuration update".
+    pub role: &'static str,
+}
+
+impl fmt::Display for Culprit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "produced by the {} of `{}`", self.role, self.instance)
+    }
+}
+
+/// `a`, `b` for instance names in messages.
+pub(crate) fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn culprit_suffix(c: &Option<Culprit>) -> String {
+    match c {
+        Some(c) => format!(", {c}"),
+        None => String::new(),
+    }
+}
+
 /// Setup and initial-condition errors.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RuntimeError {
@@ -24,10 +58,17 @@ pub enum RuntimeError {
     RedundantConstraints { rows: Vec<String> },
     /// The velocity projection did not reach its tolerance.
     VelocityProjection { residual: f64 },
-    /// The initial-condition matrix [M Bᵀ; B 0] is singular.
-    Singular { unknown: String },
-    /// A non-finite number at the initial conditions.
-    NotFinite { unknown: String },
+    /// The initial-condition matrix [M Bᵀ; B 0] is singular at the named unknown;
+    /// `elements` are the instances acting on it.
+    Singular {
+        unknown: String,
+        elements: Vec<String>,
+    },
+    /// A non-finite number at the initial conditions, and the element that made it.
+    NotFinite {
+        unknown: String,
+        culprit: Option<Culprit>,
+    },
     /// `step` or `run` before `initialize`.
     NotInitialized,
 }
@@ -54,13 +95,16 @@ impl fmt::Display for RuntimeError {
                 f,
                 "initial velocities: projection onto the constraints left a residual of {residual:.3e}"
             ),
-            RuntimeError::Singular { unknown } => write!(
+            RuntimeError::Singular { unknown, elements } => write!(
                 f,
-                "initial conditions: the matrix [M B^T; B 0] is singular at {unknown} (redundant or conflicting constraints, or a dof without mass)"
+                "initial conditions: the matrix [M B^T; B 0] is singular at {unknown} (elements acting on it: {}; redundant or conflicting constraints, or a dof without mass)",
+                quoted(elements)
             ),
-            RuntimeError::NotFinite { unknown } => {
-                write!(f, "initial conditions: non-finite value at {unknown}")
-            }
+            RuntimeError::NotFinite { unknown, culprit } => write!(
+                f,
+                "initial conditions: non-finite value (NaN or infinity) at {unknown}{}",
+                culprit_suffix(culprit)
+            ),
             RuntimeError::NotInitialized => write!(f, "the system is not initialized"),
         }
     }
@@ -73,10 +117,21 @@ impl std::error::Error for RuntimeError {}
 pub enum SimErrorKind {
     /// Rejected steps (Newton divergence or error estimate) drove the step below h_min.
     StepBelowMinimum { h: f64, h_min: f64, cause: String },
-    /// The iteration matrix is singular at the named unknown.
-    Singular { unknown: String },
-    /// A residual or a correction is NaN or infinite at the named unknown.
-    NotFinite { unknown: String },
+    /// The iteration matrix is singular at the named unknown in the step to
+    /// `t_trial`; `elements` are the instances acting on it.
+    Singular {
+        unknown: String,
+        elements: Vec<String>,
+        t_trial: f64,
+    },
+    /// A residual, matrix entry or correction is NaN or infinite at the named unknown
+    /// in the step to `t_trial`; `culprit` is the element that produced it (None when
+    /// every element output was finite and the linear solve made it).
+    NotFinite {
+        unknown: String,
+        t_trial: f64,
+        culprit: Option<Culprit>,
+    },
     /// Setup or settings error found when the run started.
     Setup(RuntimeError),
 }
@@ -97,12 +152,31 @@ impl fmt::Display for SimError {
                 f,
                 "step size {h:.3e} below the minimum {h_min:.3e} ({cause})"
             ),
-            SimErrorKind::Singular { unknown } => write!(
+            SimErrorKind::Singular {
+                unknown,
+                elements,
+                t_trial,
+            } => write!(
                 f,
-                "singular iteration matrix at {unknown} (redundant or conflicting constraints)"
+                "singular iteration matrix at {unknown} in the step to t = {t_trial} (elements acting on it: {}; redundant or conflicting constraints)",
+                quoted(elements)
             ),
-            SimErrorKind::NotFinite { unknown } => {
-                write!(f, "non-finite value (NaN or infinity) at {unknown}")
+            SimErrorKind::NotFinite {
+                unknown,
+                t_trial,
+                culprit,
+            } => {
+                write!(
+                    f,
+                    "non-finite value (NaN or infinity) at {unknown} in the step to t = {t_trial}"
+                )?;
+                match culprit {
+                    Some(c) => write!(f, ", {c}"),
+                    None => write!(
+                        f,
+                        " (every element output was finite: the linear solve made it, the iteration matrix is nearly singular)"
+                    ),
+                }
             }
             SimErrorKind::Setup(e) => write!(f, "{e}"),
         }

@@ -6,10 +6,13 @@
 //! solvers behind one trait ([`linear`]: sparse and dense LU from faer), HHT in the
 //! Arnold–Brüls and Negrut forms with Newton (the iteration matrix kept within a step
 //! while it contracts fast), initial conditions (with the removal of redundant
-//! constraints), step size control, real-time stepping and result channels
+//! constraints, screened by a sparse LDLᵀ of B Bᵀ), step size control, real-time stepping and result channels
 //! ([`system`]), and linearization about a state with eigenmodes (`System::linearize`,
 //! theory §12). It must not know what an element is physically: only sizes, maps,
-//! block layouts and the names of outputs and multipliers (for messages).
+//! block layouts and the names of outputs and multipliers (for messages). On a failure
+//! (a non-finite number, a singular matrix, a step below the minimum) it names the
+//! element instance involved, re-evaluating element functions one by one on that path
+//! only ([`Culprit`]).
 //!
 //! **Architecture invariant:** the runtime depends on no compiler crate and knows no
 //! physics. It never sees an expression; it calls function pointers of the fixed
@@ -25,7 +28,7 @@ pub mod settings;
 pub mod system;
 pub mod table;
 
-pub use error::{RuntimeError, SimError, SimErrorKind};
+pub use error::{Culprit, RuntimeError, SimError, SimErrorKind};
 pub use linear::LinearSolverKind;
 pub use model::{ElementInstance, Model, RuntimeInput};
 pub use settings::{ErrorWeights, Form, Newton, Predictor, Settings};

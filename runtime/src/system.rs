@@ -7,9 +7,10 @@
 use std::time::Instant;
 
 pub mod linearize;
+mod redundant;
 
 use crate::assembly::Pattern;
-use crate::error::{RuntimeError, SimError, SimErrorKind};
+use crate::error::{quoted, Culprit, RuntimeError, SimError, SimErrorKind};
 use crate::linear::{make_solver, LinearSolver, LinearSolverKind};
 use crate::model::{Model, RuntimeInput};
 use crate::settings::{
@@ -181,6 +182,68 @@ fn call(
         );
     }
     true
+}
+
+/// What a role computes, for messages.
+fn role_label(role: Role) -> &'static str {
+    match role {
+        Role::Res => "residual",
+        Role::Iter | Role::IterNoqv => "iteration matrix",
+        Role::Ic => "initial conditions",
+        Role::Init => "initial values",
+        Role::Update => "configuration update",
+        Role::Scale => "scale",
+        Role::Out => "output",
+        Role::Post => "state update",
+    }
+}
+
+/// The failure path of a non-finite number: calls `role` of every element on `w` and
+/// names the first one whose own output is not finite while its inputs are (if none,
+/// the first with a non-finite output). `noqv` takes `IterNoqv` where a type has it.
+/// Allocates the name; never called on a step that succeeds.
+#[cold]
+fn find_culprit(
+    types: &[ElementType],
+    inst: &[Inst],
+    s: &mut Scratch,
+    w: &View,
+    c: &[f64; 4],
+    role: Role,
+    noqv: bool,
+) -> Option<Culprit> {
+    let finite = |x: &[f64]| x.iter().all(|a| a.is_finite());
+    let mut fallback = None;
+    for e in inst {
+        let ty = &types[e.ty];
+        let role = if noqv && role == Role::Iter && ty.role(Role::IterNoqv).is_some() {
+            Role::IterNoqv
+        } else {
+            role
+        };
+        if !call(types, e, role, s, w, c) {
+            continue;
+        }
+        let n = ty.role(role).map_or(0, |r| r.output_len());
+        if finite(&s.out[..n]) {
+            continue;
+        }
+        let culprit = Culprit {
+            instance: e.name.clone(),
+            role: role_label(role),
+        };
+        let inputs_finite = finite(&s.q[..ty.nq])
+            && finite(&s.v[..ty.nv])
+            && finite(&s.vd[..ty.nv])
+            && finite(&s.l[..ty.nl])
+            && finite(&s.d[..ty.nv])
+            && w.t.is_finite();
+        if inputs_finite {
+            return Some(culprit);
+        }
+        fallback.get_or_insert(culprit);
+    }
+    fallback
 }
 
 enum Outcome {
@@ -805,41 +868,24 @@ impl System {
         }
     }
 
-    /// Finds constraint rows whose B row depends on the rows before it (model order),
-    /// by Gram–Schmidt with reorthogonalization, i.e. a QR factorization of Bᵀ that
-    /// reveals the rank. Removed rows keep λ = 0 for the whole run.
+    /// Finds constraint rows whose B row depends on the rows before it (model order)
+    /// with the rank-revealing test of [`redundant`], which factorizes densely only the
+    /// groups of rows that a sparse LDLᵀ of B Bᵀ cannot clear. Removed rows keep λ = 0
+    /// for the whole run.
     fn find_redundant(&mut self) -> Vec<String> {
         let (nv, nl) = (self.nv, self.nl);
-        let mut b = vec![0.0; nl * nv];
-        let types = &self.table.types;
-        for e in &self.inst {
-            let entries = sparse_entries(&types[e.ty], Role::Ic, 1);
-            for (k, &(r, c)) in entries.iter().enumerate() {
-                let pos = e.ic_b_pos_all[k];
-                b[e.lambda_map[r as usize] * nv + e.v_map[c as usize]] = self.icv[pos];
-            }
-        }
-        let mut basis: Vec<Vec<f64>> = Vec::new();
-        let mut removed = Vec::new();
-        for l in 0..nl {
-            let mut row = b[l * nv..(l + 1) * nv].to_vec();
-            let norm0 = two_norm(&row);
-            for _ in 0..2 {
-                for q in &basis {
-                    let d: f64 = q.iter().zip(&row).map(|(a, b)| a * b).sum();
-                    for (r, qi) in row.iter_mut().zip(q) {
-                        *r -= d * qi;
-                    }
+        // B rows from the IC matrix (rows nv.., columns ..nv; duplicates are merged).
+        let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); nl];
+        for c in 0..nv {
+            for pos in self.icp.col_ptr[c]..self.icp.col_ptr[c + 1] {
+                let r = self.icp.row_idx[pos];
+                if r >= nv {
+                    rows[r - nv].push((c, self.icv[pos]));
                 }
             }
-            let norm = two_norm(&row);
-            if norm <= 1e-9 * norm0 || norm0 == 0.0 {
-                removed.push(l);
-            } else {
-                row.iter_mut().for_each(|r| *r /= norm);
-                basis.push(row);
-            }
         }
+        let removed = redundant::redundant_rows(nv, &rows);
+        let types = &self.table.types;
         self.removed.fill(false);
         let mut names = Vec::new();
         for l in removed {
@@ -873,32 +919,127 @@ impl System {
         &self.warnings
     }
 
-    fn ic_solve(&mut self) -> Result<(), RuntimeError> {
+    fn ic_solve(&mut self, c: &[f64; 4]) -> Result<(), RuntimeError> {
         if let Some(k) = self.icv[..self.icp.nnz()]
             .iter()
             .position(|x| !x.is_finite())
         {
-            let col = self.icp.row_idx[k];
-            return Err(RuntimeError::NotFinite {
-                unknown: self.labels[col].clone(),
+            let row = self.icp.row_idx[k];
+            return Err(self.ic_not_finite(self.labels[row].clone(), Role::Ic, c));
+        }
+        let solver = self
+            .ics
+            .as_mut()
+            .expect("solvers exist after ensure_solvers");
+        if let Err(s) = solver.factorize(&self.icv[..self.icp.nnz()]) {
+            return Err(RuntimeError::Singular {
+                unknown: self.labels[s.index].clone(),
+                elements: self.acting_on(s.index),
             });
         }
         let solver = self
             .ics
             .as_mut()
             .expect("solvers exist after ensure_solvers");
-        solver
-            .factorize(&self.icv[..self.icp.nnz()])
-            .map_err(|s| RuntimeError::Singular {
-                unknown: self.labels[s.index].clone(),
-            })?;
         solver.solve(&mut self.ic_rhs);
         if let Some(i) = self.ic_rhs.iter().position(|x| !x.is_finite()) {
-            return Err(RuntimeError::NotFinite {
-                unknown: self.labels[i].clone(),
-            });
+            return Err(self.ic_not_finite(self.labels[i].clone(), Role::Ic, c));
         }
         Ok(())
+    }
+
+    /// A non-finite number at the initial conditions (accepted state), with the
+    /// element whose `role` made it.
+    #[cold]
+    fn ic_not_finite(&mut self, unknown: String, role: Role, c: &[f64; 4]) -> RuntimeError {
+        let w = View {
+            q: &self.q,
+            v: &self.v,
+            vd: &self.vd,
+            lam: &self.lam,
+            delta: &self.zeros_v,
+            t: self.t,
+        };
+        let culprit = find_culprit(
+            &self.table.types,
+            &self.inst,
+            &mut self.s,
+            &w,
+            c,
+            role,
+            false,
+        );
+        RuntimeError::NotFinite { unknown, culprit }
+    }
+
+    /// A non-finite number in the step to t_new: the element whose `role` made it at
+    /// the trial state. A residual read from a non-finite configuration is blamed on
+    /// the body update that made the configuration.
+    #[cold]
+    fn trial_not_finite(
+        &mut self,
+        unknown: String,
+        role: Role,
+        c: &[f64; 4],
+        noqv: bool,
+    ) -> SimErrorKind {
+        let nv = self.nv;
+        let types = &self.table.types;
+        let mut culprit = None;
+        if !self.qt.iter().all(|a| a.is_finite()) {
+            // `state` evaluates `Update` on the accepted q with the trial Δ.
+            let w = View {
+                q: &self.q,
+                v: &self.vt,
+                vd: &self.x[..nv],
+                lam: &self.x[nv..],
+                delta: &self.delta,
+                t: self.t_new,
+            };
+            culprit = find_culprit(types, &self.inst, &mut self.s, &w, c, Role::Update, false);
+        }
+        if culprit.is_none() {
+            let w = View {
+                q: &self.qt,
+                v: &self.vt,
+                vd: &self.x[..nv],
+                lam: &self.x[nv..],
+                delta: &self.delta,
+                t: self.t_new,
+            };
+            culprit = find_culprit(types, &self.inst, &mut self.s, &w, c, role, noqv);
+        }
+        SimErrorKind::NotFinite {
+            unknown,
+            t_trial: self.t_new,
+            culprit,
+        }
+    }
+
+    /// Instance names of the elements acting on global unknown `i` (its body or
+    /// constraint owner and every element connected to it), for messages.
+    fn acting_on(&self, i: usize) -> Vec<String> {
+        self.inst
+            .iter()
+            .filter(|e| e.x_map.contains(&i))
+            .map(|e| e.name.clone())
+            .collect()
+    }
+
+    /// The velocity dof with the largest last Newton correction, the elements acting
+    /// on it and the time of the step (the cause of a rejected step).
+    fn largest_correction(&self) -> String {
+        let i = (0..self.nv)
+            .max_by(|&a, &b| self.dx[a].abs().total_cmp(&self.dx[b].abs()))
+            .unwrap_or(0);
+        match self.labels.get(i) {
+            Some(label) if self.nv > 0 => format!(
+                "; largest correction at {label} (elements acting on it: {}) in the step to t = {}",
+                quoted(&self.acting_on(i)),
+                self.t_new
+            ),
+            _ => format!(" in the step to t = {}", self.t_new),
+        }
     }
 
     fn coefficients(&self, settings: &Settings, h: f64) -> [f64; 4] {
@@ -957,9 +1098,10 @@ impl System {
         self.q.copy_from_slice(&self.qt);
         self.v.copy_from_slice(&self.vt);
         if let Some(i) = self.q.iter().position(|x| !x.is_finite()) {
-            return Err(RuntimeError::NotFinite {
-                unknown: format!("initial coordinate q[{i}]"),
-            });
+            return Err(self.ic_not_finite(format!("initial coordinate q[{i}]"), Role::Init, &c));
+        }
+        if let Some(i) = self.v.iter().position(|x| !x.is_finite()) {
+            return Err(self.ic_not_finite(self.labels[i].clone(), Role::Init, &c));
         }
 
         // Position check: joints are built so that Φ(q₀) = 0; positions are not projected.
@@ -1004,7 +1146,7 @@ impl System {
             for l in 0..self.nl {
                 self.ic_rhs[self.nv + l] = -self.ic_g[l];
             }
-            self.ic_solve()?;
+            self.ic_solve(&c)?;
             for i in 0..self.nv {
                 self.v[i] += self.ic_rhs[i];
             }
@@ -1018,7 +1160,7 @@ impl System {
 
         // Consistent accelerations and multipliers.
         self.assemble_ic(&c);
-        self.ic_solve()?;
+        self.ic_solve(&c)?;
         self.vd.copy_from_slice(&self.ic_rhs[..self.nv]);
         self.lam.copy_from_slice(&self.ic_rhs[self.nv..]);
         self.acc.copy_from_slice(&self.vd);
@@ -1032,9 +1174,7 @@ impl System {
         self.delta.fill(0.0);
         self.residual(&c, 0.0);
         if let Some(i) = self.f.iter().position(|x| !x.is_finite()) {
-            return Err(RuntimeError::NotFinite {
-                unknown: self.labels[i].clone(),
-            });
+            return Err(self.ic_not_finite(self.labels[i].clone(), Role::Res, &c));
         }
         self.f_n.copy_from_slice(&self.f);
         self.scales(false);
@@ -1259,7 +1399,7 @@ impl System {
         self.state(&c);
         self.residual(&c, alpha_negrut);
         if let Some(u) = self.first_non_finite(&self.r) {
-            return Err(SimErrorKind::NotFinite { unknown: u });
+            return Err(self.trial_not_finite(u, Role::Res, &c, false));
         }
         let bh2 = c[1] * h * h;
         let gh = c[2] * h;
@@ -1295,15 +1435,16 @@ impl System {
             if fresh {
                 self.assemble_iter(&c, settings.iter_noqv);
                 if let Some(pos) = self.jv[..self.jp.nnz()].iter().position(|a| !a.is_finite()) {
-                    return Err(SimErrorKind::NotFinite {
-                        unknown: self.labels[self.jp_col_of(pos)].clone(),
-                    });
+                    let u = self.labels[self.jp_col_of(pos)].clone();
+                    return Err(self.trial_not_finite(u, Role::Iter, &c, settings.iter_noqv));
                 }
                 let solver = self.js.as_mut().expect("solvers exist after initialize");
                 self.stats.factorizations += 1;
                 if let Err(s) = solver.factorize(&self.jv[..self.jp.nnz()]) {
                     return Err(SimErrorKind::Singular {
                         unknown: self.labels[s.index].clone(),
+                        elements: self.acting_on(s.index),
+                        t_trial: self.t_new,
                     });
                 }
             }
@@ -1322,7 +1463,12 @@ impl System {
             }
             solver.solve(&mut self.dx);
             if let Some(u) = self.first_non_finite(&self.dx) {
-                return Err(SimErrorKind::NotFinite { unknown: u });
+                // The residual and the matrix were finite: no element to blame.
+                return Err(SimErrorKind::NotFinite {
+                    unknown: u,
+                    t_trial: self.t_new,
+                    culprit: None,
+                });
             }
             for i in 0..self.x.len() {
                 self.x[i] += self.dx[i];
@@ -1344,7 +1490,7 @@ impl System {
             }
             self.residual(&c, alpha_negrut);
             if let Some(u) = self.first_non_finite(&self.r) {
-                return Err(SimErrorKind::NotFinite { unknown: u });
+                return Err(self.trial_not_finite(u, Role::Res, &c, false));
             }
             if last_fixed || velocity_ok {
                 converged = true;
@@ -1353,8 +1499,9 @@ impl System {
             if matches!(settings.newton, Newton::Velocity { .. }) {
                 if dvd > dvd_1 && dvd_1 > dvd_2 {
                     cause = format!(
-                        "Newton diverged; largest residual at {}",
-                        self.largest_residual()
+                        "Newton diverged; largest residual at {}{}",
+                        self.largest_residual(),
+                        self.largest_correction()
                     );
                     break;
                 }
@@ -1392,8 +1539,9 @@ impl System {
                 let limit = |p: f64| p.max(1e3 * f64::EPSILON * p.max(1.0));
                 if dyn_n > limit(pred_dyn) || con_n > limit(pred_con) {
                     cause = format!(
-                        "Newton diverged: residual grew at {}",
-                        self.largest_residual()
+                        "Newton diverged: residual grew at {}{}",
+                        self.largest_residual(),
+                        self.largest_correction()
                     );
                     break;
                 }
@@ -1402,8 +1550,9 @@ impl System {
         if !converged {
             if cause.is_empty() {
                 cause = format!(
-                    "Newton did not converge in {max_iter} iterations; largest residual at {}",
-                    self.largest_residual()
+                    "Newton did not converge in {max_iter} iterations; largest residual at {}{}",
+                    self.largest_residual(),
+                    self.largest_correction()
                 );
             }
             return Ok(Outcome::Rejected { cause });
@@ -1426,7 +1575,12 @@ impl System {
                     })
                     .unwrap_or(0);
                 return Ok(Outcome::Rejected {
-                    cause: format!("local error {theta:.3e} > 1, largest at {}", self.labels[i]),
+                    cause: format!(
+                        "local error {theta:.3e} > 1, largest at {} (elements acting on it: {}) in the step to t = {}",
+                        self.labels[i],
+                        quoted(&self.acting_on(i)),
+                        self.t_new
+                    ),
                 });
             }
         }

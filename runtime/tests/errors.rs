@@ -1,9 +1,109 @@
 //! Error paths: each ends with a message naming the element, never a panic.
 
+// Element functions made by `element_fn!` are `unsafe` with the runtime's promise as safety.
+#![allow(clippy::missing_safety_doc)]
+
 mod common;
 
 use common::*;
-use fdc_runtime::{MemorySink, Newton, RuntimeError, Settings, SimErrorKind, System};
+use fdc_runtime::table::{ElementType, Role};
+use fdc_runtime::{
+    Culprit, MemorySink, Model, Newton, RuntimeError, Settings, SimErrorKind, System,
+};
+
+// A force on a 1-D mass that depends on time only: Q = a √(T − t), not a number for
+// t > T. p = [a, T].
+element_fn!(thrust_res, (1, 1, 0, 2, 2), |io| {
+    let q = io.p[0] * (io.p[1] - io.t).sqrt();
+    io.out[0] = -q;
+    io.out[1] = -q;
+});
+element_fn!(thrust_ic, (1, 1, 0, 2, 1), |io| {
+    io.out[0] = io.p[0] * (io.p[1] - io.t).sqrt();
+});
+// No derivative with respect to the state: an empty iteration matrix block.
+element_fn!(thrust_iter, (1, 1, 0, 2, 0), |_io| {});
+
+fn thrust() -> ElementType {
+    make_type(TypeSpec {
+        name: "thrust",
+        nq: 1,
+        nv: 1,
+        nl: 0,
+        np: 2,
+        owner: false,
+        outputs: vec![],
+        multipliers: vec![],
+        roles: vec![
+            (Role::Res, thrust_res, vec![dense(1), dense(0), dense(1)]),
+            (Role::Iter, thrust_iter, vec![sparse(1, 1, &[])]),
+            (
+                Role::Ic,
+                thrust_ic,
+                vec![
+                    sparse(1, 1, &[]),
+                    sparse(0, 1, &[]),
+                    dense(1),
+                    dense(0),
+                    dense(0),
+                    dense(0),
+                ],
+            ),
+        ],
+    })
+}
+
+// A softening spring Q = −a √|x|: finite at x = 0, where its stiffness a / (2√|x|) is
+// infinite. p = [a].
+element_fn!(root_res, (1, 1, 0, 1, 2), |io| {
+    let f = io.p[0] * io.q[0].abs().sqrt();
+    io.out[0] = f;
+    io.out[1] = f;
+});
+element_fn!(root_iter, (1, 1, 0, 1, 1), |io| {
+    let h = io.c[3];
+    io.out[0] = io.c[1] * h * h * io.p[0] / (2.0 * io.q[0].abs().sqrt());
+});
+element_fn!(root_ic, (1, 1, 0, 1, 1), |io| {
+    io.out[0] = -io.p[0] * io.q[0].abs().sqrt();
+});
+
+fn root_spring() -> ElementType {
+    make_type(TypeSpec {
+        name: "root_spring",
+        nq: 1,
+        nv: 1,
+        nl: 0,
+        np: 1,
+        owner: false,
+        outputs: vec![],
+        multipliers: vec![],
+        roles: vec![
+            (Role::Res, root_res, vec![dense(1), dense(0), dense(1)]),
+            (Role::Iter, root_iter, vec![sparse(1, 1, &[(0, 0)])]),
+            (
+                Role::Ic,
+                root_ic,
+                vec![
+                    sparse(1, 1, &[]),
+                    sparse(0, 1, &[]),
+                    dense(1),
+                    dense(0),
+                    dense(0),
+                    dense(0),
+                ],
+            ),
+        ],
+    })
+}
+
+/// The spring-mass (k = 100, x0 = 0.1) with a third element of type `extra`.
+fn spring_mass_with(extra: ElementType, name: &str, params: Vec<f64>) -> Model {
+    let mut m = spring_mass(1.0, 100.0, 0.0, 0.1, 0.0);
+    m.table.types.push(extra);
+    m.instances.push(inst(name, 2, params, &[0], &[0], &[]));
+    m
+}
 
 #[test]
 fn inconsistent_initial_configuration_names_the_element_and_row() {
@@ -119,10 +219,12 @@ fn a_singular_system_is_an_error_naming_the_dof() {
                 ..Settings::default()
             })
             .unwrap_err();
-        let RuntimeError::Singular { unknown } = &err else {
+        let RuntimeError::Singular { unknown, elements } = &err else {
             panic!("{linear:?}: unexpected error {err:?}");
         };
         assert_eq!(unknown, "`bob` velocity dof 1", "{linear:?}");
+        // The bob and the rod that holds it act on that dof.
+        assert_eq!(elements, &["bob".to_string(), "rod".to_string()]);
         assert!(err.to_string().contains("singular"), "{err}");
     }
 }
@@ -178,10 +280,17 @@ fn newton_that_cannot_converge_ends_with_the_element_named() {
     match &err.kind {
         SimErrorKind::StepBelowMinimum { cause, .. } => {
             assert!(cause.contains("Newton did not converge"), "{cause}");
+            // The dof with the largest correction and every element acting on it.
             assert!(
-                cause.contains("`bob`") || cause.contains("`rod`"),
+                cause.contains("largest correction at `bob` velocity dof"),
                 "{cause}"
             );
+            assert!(
+                cause.contains("(elements acting on it: `bob`, `rod`)"),
+                "{cause}"
+            );
+            // The last attempt was the step of 0.01 / 2⁶ from t = 0.
+            assert!(cause.contains("in the step to t = 0.00015625"), "{cause}");
         }
         other => panic!("unexpected error {other:?}"),
     }
@@ -253,10 +362,147 @@ fn a_nan_in_an_element_ends_the_run_naming_it() {
     sys.step(&s).unwrap();
     sys.set_input(0, f64::NAN);
     let err = sys.step(&s).unwrap_err();
-    assert!(
-        matches!(err.kind, SimErrorKind::NotFinite { .. }),
-        "{err:?}"
+    // The NaN reaches the mass's dof through the spring: the spring is named.
+    let SimErrorKind::NotFinite {
+        unknown, culprit, ..
+    } = &err.kind
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!(unknown, "`mass` velocity dof 0");
+    assert_eq!(
+        culprit,
+        &Some(Culprit {
+            instance: "spring".into(),
+            role: "residual"
+        })
     );
-    assert!(err.to_string().contains("`mass`"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("produced by the residual of `spring`"),
+        "{err}"
+    );
     assert_eq!(err.stats.steps, 1);
+}
+
+#[test]
+fn a_force_law_that_becomes_nan_is_named_and_the_rows_before_are_kept() {
+    // Q = √(0.25 − t): the step from t = 0.25 to 0.26 evaluates it at 0.26.
+    let s = Settings {
+        end: 1.0,
+        step: 0.01,
+        output_every: 0.05,
+        ..Settings::default()
+    };
+    let mut sys = System::new(spring_mass_with(thrust(), "thrust", vec![2.0, 0.25])).unwrap();
+    let mut sink = MemorySink::default();
+    let err = sys.run(&s, &mut sink).unwrap_err();
+    let SimErrorKind::NotFinite {
+        unknown,
+        t_trial,
+        culprit,
+    } = &err.kind
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!(unknown, "`mass` velocity dof 0");
+    assert!((t_trial - 0.26).abs() < 1e-9, "{t_trial}");
+    assert!((err.t - 0.25).abs() < 1e-9, "{}", err.t);
+    let c = culprit.as_ref().expect("an element is named");
+    assert_eq!((c.instance.as_str(), c.role), ("thrust", "residual"));
+    let msg = err.to_string();
+    assert!(
+        msg.contains("produced by the residual of `thrust`"),
+        "{msg}"
+    );
+    // The rows at 0, 0.05, ..., 0.25 were written and are finite.
+    assert_eq!(sink.times.len(), 6);
+    assert!((sink.times[5] - 0.25).abs() < 1e-9);
+    assert!(sink.rows.iter().flatten().all(|x| x.is_finite()));
+}
+
+#[test]
+fn a_force_law_that_is_nan_at_the_start_is_named_at_the_initial_conditions() {
+    // Q = √(−1 − t) is not a number from t = 0 on.
+    let mut sys = System::new(spring_mass_with(thrust(), "thrust", vec![2.0, -1.0])).unwrap();
+    let mut sink = MemorySink::default();
+    let err = sys.run(&Settings::default(), &mut sink).unwrap_err();
+    let SimErrorKind::Setup(RuntimeError::NotFinite { unknown, culprit }) = &err.kind else {
+        panic!("{err:?}");
+    };
+    assert_eq!(unknown, "`mass` velocity dof 0");
+    assert_eq!(
+        culprit,
+        &Some(Culprit {
+            instance: "thrust".into(),
+            role: "initial conditions"
+        })
+    );
+    assert!(
+        err.to_string()
+            .contains("produced by the initial conditions of `thrust`"),
+        "{err}"
+    );
+    assert_eq!(err.t, 0.0);
+}
+
+#[test]
+fn an_infinite_stiffness_is_named_in_the_iteration_matrix() {
+    // The mass rests at x = 0 with no spring force (k = 0): the root spring's force is
+    // 0 there, its stiffness infinite. The residual is finite, the matrix is not.
+    let mut m = spring_mass_with(root_spring(), "soft", vec![1.0]);
+    m.instances[0].params = pm_params(1.0, &[0.0], &[0.0], &[0.0]);
+    m.instances[1].params[0] = 0.0;
+    let mut sys = System::new(m).unwrap();
+    let s = Settings::default();
+    sys.initialize(&s).unwrap();
+    let err = sys.step(&s).unwrap_err();
+    let SimErrorKind::NotFinite { culprit, .. } = &err.kind else {
+        panic!("{err:?}");
+    };
+    assert_eq!(
+        culprit,
+        &Some(Culprit {
+            instance: "soft".into(),
+            role: "iteration matrix"
+        })
+    );
+    assert!(
+        err.to_string()
+            .contains("produced by the iteration matrix of `soft`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_singular_iteration_matrix_names_the_dof_and_the_elements_on_it() {
+    // A pendulum at rest without gravity whose mass is set to 0 after the first step:
+    // its vertical dof has neither mass nor constraint (the rod is horizontal).
+    let mut model = pendulum(1.0, [1.0, 0.0], 0.0);
+    model.inputs.push(fdc_runtime::RuntimeInput {
+        name: "m".into(),
+        targets: vec![(0, 0)],
+    });
+    let mut sys = System::new(model).unwrap();
+    let s = Settings::default();
+    sys.initialize(&s).unwrap();
+    sys.step(&s).unwrap();
+    sys.set_input(0, 0.0);
+    let err = sys.step(&s).unwrap_err();
+    let SimErrorKind::Singular {
+        unknown,
+        elements,
+        t_trial,
+    } = &err.kind
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!(unknown, "`bob` velocity dof 1");
+    assert_eq!(elements, &["bob".to_string(), "rod".to_string()]);
+    assert!((t_trial - 2.0 * s.step).abs() < 1e-12, "{t_trial}");
+    assert!(
+        err.to_string()
+            .contains("(elements acting on it: `bob`, `rod`;"),
+        "{err}"
+    );
 }

@@ -99,6 +99,7 @@ fn dense(n: usize, m: usize, a: &[f64]) -> Mat<f64> {
 fn non_finite(what: &str) -> RuntimeError {
     RuntimeError::NotFinite {
         unknown: format!("linearization: {what}"),
+        culprit: None,
     }
 }
 
@@ -132,7 +133,7 @@ impl System {
                 }
             }
         }
-        self.ic_solve()?;
+        self.ic_solve(&c0)?;
         let vdot = self.ic_rhs[..nv].to_vec();
         let lambda = self.ic_rhs[nv..].to_vec();
 
