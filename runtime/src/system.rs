@@ -141,6 +141,37 @@ struct View<'a> {
     t: f64,
 }
 
+/// The accepted state as element inputs (δ = 0). A macro rather than a method so that
+/// the borrows stay field by field and other fields can be written meanwhile.
+macro_rules! accepted_view {
+    ($s:expr) => {
+        View {
+            q: &$s.q,
+            v: &$s.v,
+            vd: &$s.vd,
+            lam: &$s.lam,
+            delta: &$s.zeros_v,
+            t: $s.t,
+        }
+    };
+}
+
+/// A Newton iterate at t_{n+1} as element inputs: configuration `q` (the trial one,
+/// or the last accepted for the update role), trial velocities, and v̇, λ from the
+/// unknowns `x`.
+macro_rules! trial_view {
+    ($s:expr, $q:expr) => {
+        View {
+            q: $q,
+            v: &$s.vt,
+            vd: &$s.x[..$s.nv],
+            lam: &$s.x[$s.nv..],
+            delta: &$s.delta,
+            t: $s.t_new,
+        }
+    };
+}
+
 /// Calls `role` of `e` on the gathered local arrays; the output is in `s.out`.
 /// Returns false if the element type has no such role.
 fn call(
@@ -810,14 +841,7 @@ impl System {
         self.ic_g.fill(0.0);
         self.ic_acc.fill(0.0);
         let nv = self.nv;
-        let w = View {
-            q: &self.q,
-            v: &self.v,
-            vd: &self.vd,
-            lam: &self.lam,
-            delta: &self.zeros_v,
-            t: self.t,
-        };
+        let w = accepted_view!(self);
         let types = &self.table.types;
         for e in &self.inst {
             let ty = &types[e.ty];
@@ -952,14 +976,7 @@ impl System {
     /// element whose `role` made it.
     #[cold]
     fn ic_not_finite(&mut self, unknown: String, role: Role, c: &[f64; 4]) -> RuntimeError {
-        let w = View {
-            q: &self.q,
-            v: &self.v,
-            vd: &self.vd,
-            lam: &self.lam,
-            delta: &self.zeros_v,
-            t: self.t,
-        };
+        let w = accepted_view!(self);
         let culprit = find_culprit(
             &self.table.types,
             &self.inst,
@@ -983,30 +1000,15 @@ impl System {
         c: &[f64; 4],
         noqv: bool,
     ) -> SimErrorKind {
-        let nv = self.nv;
         let types = &self.table.types;
         let mut culprit = None;
         if !self.qt.iter().all(|a| a.is_finite()) {
             // `state` evaluates `Update` on the accepted q with the trial Δ.
-            let w = View {
-                q: &self.q,
-                v: &self.vt,
-                vd: &self.x[..nv],
-                lam: &self.x[nv..],
-                delta: &self.delta,
-                t: self.t_new,
-            };
+            let w = trial_view!(self, &self.q);
             culprit = find_culprit(types, &self.inst, &mut self.s, &w, c, Role::Update, false);
         }
         if culprit.is_none() {
-            let w = View {
-                q: &self.qt,
-                v: &self.vt,
-                vd: &self.x[..nv],
-                lam: &self.x[nv..],
-                delta: &self.delta,
-                t: self.t_new,
-            };
+            let w = trial_view!(self, &self.qt);
             culprit = find_culprit(types, &self.inst, &mut self.s, &w, c, role, noqv);
         }
         SimErrorKind::NotFinite {
@@ -1242,14 +1244,7 @@ impl System {
             self.vt[i] = self.v_pred[i] + gh * vd;
             self.delta[i] = self.delta_pred[i] + bh2 * vd;
         }
-        let w = View {
-            q: &self.q,
-            v: &self.vt,
-            vd: &self.x[..self.nv],
-            lam: &self.x[self.nv..],
-            delta: &self.delta,
-            t: self.t_new,
-        };
+        let w = trial_view!(self, &self.q);
         let types = &self.table.types;
         for e in &self.inst {
             if !types[e.ty].owns_coordinates {
@@ -1267,14 +1262,7 @@ impl System {
         self.r.fill(0.0);
         self.f.fill(0.0);
         let nv = self.nv;
-        let w = View {
-            q: &self.qt,
-            v: &self.vt,
-            vd: &self.x[..nv],
-            lam: &self.x[nv..],
-            delta: &self.delta,
-            t: self.t_new,
-        };
+        let w = trial_view!(self, &self.qt);
         let types = &self.table.types;
         for e in &self.inst {
             let ty = &types[e.ty];
@@ -1306,15 +1294,7 @@ impl System {
     /// has it (the legacy option without the derivatives of the gyroscopic terms).
     fn assemble_iter(&mut self, c: &[f64; 4], noqv: bool) {
         self.jv.fill(0.0);
-        let nv = self.nv;
-        let w = View {
-            q: &self.qt,
-            v: &self.vt,
-            vd: &self.x[..nv],
-            lam: &self.x[nv..],
-            delta: &self.delta,
-            t: self.t_new,
-        };
+        let w = trial_view!(self, &self.qt);
         let types = &self.table.types;
         for e in &self.inst {
             let use_noqv = noqv && types[e.ty].role(Role::IterNoqv).is_some();
@@ -1653,14 +1633,7 @@ impl System {
         }
         // Element state (e.g. the reference of a continuous angle).
         let c = self.coefficients(settings, h);
-        let w = View {
-            q: &self.q,
-            v: &self.v,
-            vd: &self.vd,
-            lam: &self.lam,
-            delta: &self.zeros_v,
-            t: self.t,
-        };
+        let w = accepted_view!(self);
         let types = &self.table.types;
         for e in &mut self.inst {
             let ty = &types[e.ty];
@@ -1679,14 +1652,7 @@ impl System {
     /// Evaluates the output channels at the accepted state into the row buffer.
     fn outputs(&mut self) {
         let c = [0.0, 0.25, 0.5, self.h];
-        let w = View {
-            q: &self.q,
-            v: &self.v,
-            vd: &self.vd,
-            lam: &self.lam,
-            delta: &self.zeros_v,
-            t: self.t,
-        };
+        let w = accepted_view!(self);
         let types = &self.table.types;
         let mut o = 0;
         for e in &self.inst {
