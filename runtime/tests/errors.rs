@@ -37,18 +37,7 @@ fn thrust() -> ElementType {
         roles: vec![
             (Role::Res, thrust_res, vec![dense(1), dense(0), dense(1)]),
             (Role::Iter, thrust_iter, vec![sparse(1, 1, &[])]),
-            (
-                Role::Ic,
-                thrust_ic,
-                vec![
-                    sparse(1, 1, &[]),
-                    sparse(0, 1, &[]),
-                    dense(1),
-                    dense(0),
-                    dense(0),
-                    dense(0),
-                ],
-            ),
+            (Role::Ic, thrust_ic, ic_blocks_one_dof()),
         ],
     })
 }
@@ -81,18 +70,7 @@ fn root_spring() -> ElementType {
         roles: vec![
             (Role::Res, root_res, vec![dense(1), dense(0), dense(1)]),
             (Role::Iter, root_iter, vec![sparse(1, 1, &[(0, 0)])]),
-            (
-                Role::Ic,
-                root_ic,
-                vec![
-                    sparse(1, 1, &[]),
-                    sparse(0, 1, &[]),
-                    dense(1),
-                    dense(0),
-                    dense(0),
-                    dense(0),
-                ],
-            ),
+            (Role::Ic, root_ic, ic_blocks_one_dof()),
         ],
     })
 }

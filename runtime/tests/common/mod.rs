@@ -119,6 +119,20 @@ pub struct TypeSpec {
     pub roles: Vec<(Role, ElementFn, Vec<Block>)>,
 }
 
+/// The `Ic` output blocks of an element on one velocity dof with no constraint rows and
+/// no mass of its own: M (1×1, empty), B (0×1), Q − h (1), and Φ, Φ_t and the
+/// acceleration right-hand side (no rows).
+pub fn ic_blocks_one_dof() -> Vec<Block> {
+    vec![
+        sparse(1, 1, &[]),
+        sparse(0, 1, &[]),
+        dense(1),
+        dense(0),
+        dense(0),
+        dense(0),
+    ]
+}
+
 pub fn make_type(s: TypeSpec) -> ElementType {
     let mut roles: [Option<RoleFn>; 9] = Default::default();
     for (role, func, blocks) in s.roles {
@@ -258,18 +272,7 @@ pub fn spring1() -> ElementType {
         roles: vec![
             (Role::Res, spring_res, vec![dense(1), dense(0), dense(1)]),
             (Role::Iter, spring_iter, vec![sparse(1, 1, &[(0, 0)])]),
-            (
-                Role::Ic,
-                spring_ic,
-                vec![
-                    sparse(1, 1, &[]),
-                    sparse(0, 1, &[]),
-                    dense(1),
-                    dense(0),
-                    dense(0),
-                    dense(0),
-                ],
-            ),
+            (Role::Ic, spring_ic, ic_blocks_one_dof()),
         ],
     })
 }
@@ -743,18 +746,7 @@ pub fn tracker() -> ElementType {
         roles: vec![
             (Role::Res, tracker_zero, vec![dense(1), dense(0), dense(1)]),
             (Role::Iter, tracker_zero, vec![sparse(1, 1, &[])]),
-            (
-                Role::Ic,
-                tracker_ic,
-                vec![
-                    sparse(1, 1, &[]),
-                    sparse(0, 1, &[]),
-                    dense(1),
-                    dense(0),
-                    dense(0),
-                    dense(0),
-                ],
-            ),
+            (Role::Ic, tracker_ic, ic_blocks_one_dof()),
             (Role::Out, tracker_out, vec![dense(2)]),
             (Role::Post, tracker_post, vec![dense(2)]),
         ],
