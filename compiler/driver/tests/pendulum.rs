@@ -4,29 +4,7 @@
 
 mod common;
 
-use common::{build_example, channel, simulate};
-
-/// K(k) by the arithmetic–geometric mean: K = π / (2 AGM(1, √(1−k²))).
-fn elliptic_k(k: f64) -> f64 {
-    let (mut a, mut b) = (1.0f64, (1.0 - k * k).sqrt());
-    for _ in 0..30 {
-        let (an, bn) = ((a + b) / 2.0, (a * b).sqrt());
-        a = an;
-        b = bn;
-    }
-    std::f64::consts::PI / (2.0 * a)
-}
-
-/// Times where `x` crosses zero from above, linearly interpolated.
-fn down_crossings(t: &[f64], x: &[f64]) -> Vec<f64> {
-    let mut out = Vec::new();
-    for i in 1..x.len() {
-        if x[i - 1] > 0.0 && x[i] <= 0.0 {
-            out.push(t[i - 1] + (t[i] - t[i - 1]) * x[i - 1] / (x[i - 1] - x[i]));
-        }
-    }
-    out
-}
+use common::{build_example, channel, down_crossings, elliptic_k, simulate};
 
 #[test]
 fn pendulum_period_matches_the_elliptic_integral() {

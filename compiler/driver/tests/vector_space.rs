@@ -4,30 +4,8 @@
 
 mod common;
 
-use common::{build_text, channel, simulate};
+use common::{build_text, channel, down_crossings, elliptic_k, simulate};
 use fdc_runtime::Form;
-
-/// K(k) by the arithmetic–geometric mean: K = π / (2 AGM(1, √(1−k²))).
-fn elliptic_k(k: f64) -> f64 {
-    let (mut a, mut b) = (1.0f64, (1.0 - k * k).sqrt());
-    for _ in 0..30 {
-        let (an, bn) = ((a + b) / 2.0, (a * b).sqrt());
-        a = an;
-        b = bn;
-    }
-    std::f64::consts::PI / (2.0 * a)
-}
-
-/// Times where `x` crosses zero from above, linearly interpolated.
-fn down_crossings(t: &[f64], x: &[f64]) -> Vec<f64> {
-    let mut out = Vec::new();
-    for i in 1..x.len() {
-        if x[i - 1] > 0.0 && x[i] <= 0.0 {
-            out.push(t[i - 1] + (t[i] - t[i - 1]) * x[i - 1] / (x[i - 1] - x[i]));
-        }
-    }
-    out
-}
 
 /// Period of a pendulum released from rest at angle θ0: T = 4 √(I/(m g d)) K(sin(θ0/2)).
 fn pendulum_period(i_over_mgd: f64, theta0: f64) -> f64 {

@@ -1,5 +1,6 @@
 //! Helpers of the driver's integration tests: build a model (example file or text)
-//! without the object cache, simulate it, read channels.
+//! without the object cache, simulate it, read channels; reference functions (elliptic
+//! integral, zero crossings).
 #![allow(dead_code)] // each test file uses its own subset
 
 use fdc_driver::pipeline::{build, render, BuildError, BuildOptions, Built};
@@ -61,4 +62,26 @@ pub fn simulate(b: Built, tweak: impl FnOnce(&mut Settings)) -> (MemorySink, Run
 pub fn channel(s: &MemorySink, name: &str) -> Vec<f64> {
     s.channel(name)
         .unwrap_or_else(|| panic!("no channel {name}; have {:?}", s.names))
+}
+
+/// K(k) by the arithmetic–geometric mean: K = π / (2 AGM(1, √(1−k²))).
+pub fn elliptic_k(k: f64) -> f64 {
+    let (mut a, mut b) = (1.0f64, (1.0 - k * k).sqrt());
+    for _ in 0..30 {
+        let (an, bn) = ((a + b) / 2.0, (a * b).sqrt());
+        a = an;
+        b = bn;
+    }
+    std::f64::consts::PI / (2.0 * a)
+}
+
+/// Times where `x` crosses zero from above, linearly interpolated.
+pub fn down_crossings(t: &[f64], x: &[f64]) -> Vec<f64> {
+    let mut out = Vec::new();
+    for i in 1..x.len() {
+        if x[i - 1] > 0.0 && x[i] <= 0.0 {
+            out.push(t[i - 1] + (t[i] - t[i - 1]) * x[i - 1] / (x[i - 1] - x[i]));
+        }
+    }
+    out
 }
