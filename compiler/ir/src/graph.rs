@@ -145,6 +145,25 @@ impl Op {
             Op::Select(_, ids) => ids.to_vec(),
         }
     }
+
+    /// The same operation on operands mapped by `m` (a spline keeps its table index).
+    pub fn map_operands(self, m: impl Fn(Id) -> Id) -> Op {
+        match self {
+            Op::Const(_) | Op::Input(..) | Op::Sym(_) => self,
+            Op::Unary(f, a) => Op::Unary(f, m(a)),
+            Op::Add(a, b) => Op::Add(m(a), m(b)),
+            Op::Sub(a, b) => Op::Sub(m(a), m(b)),
+            Op::Mul(a, b) => Op::Mul(m(a), m(b)),
+            Op::Div(a, b) => Op::Div(m(a), m(b)),
+            Op::Powi(a, n) => Op::Powi(m(a), n),
+            Op::Pow(a, b) => Op::Pow(m(a), m(b)),
+            Op::Atan2(a, b) => Op::Atan2(m(a), m(b)),
+            Op::Min(a, b) => Op::Min(m(a), m(b)),
+            Op::Max(a, b) => Op::Max(m(a), m(b)),
+            Op::Select(c, ids) => Op::Select(c, ids.map(m)),
+            Op::Spline(t, d, x) => Op::Spline(t, d, m(x)),
+        }
+    }
 }
 
 /// A hash-consed DAG of scalar operations. Many functions may share one graph.
@@ -245,22 +264,11 @@ impl Graph {
     /// table `from` does not have.
     pub fn import(&mut self, from: &Graph, op: Op, m: impl Fn(Id) -> Id) -> Option<Op> {
         Some(match op {
-            Op::Const(_) | Op::Input(..) | Op::Sym(_) => op,
-            Op::Unary(f, a) => Op::Unary(f, m(a)),
-            Op::Add(a, b) => Op::Add(m(a), m(b)),
-            Op::Sub(a, b) => Op::Sub(m(a), m(b)),
-            Op::Mul(a, b) => Op::Mul(m(a), m(b)),
-            Op::Div(a, b) => Op::Div(m(a), m(b)),
-            Op::Powi(a, n) => Op::Powi(m(a), n),
-            Op::Pow(a, b) => Op::Pow(m(a), m(b)),
-            Op::Atan2(a, b) => Op::Atan2(m(a), m(b)),
-            Op::Min(a, b) => Op::Min(m(a), m(b)),
-            Op::Max(a, b) => Op::Max(m(a), m(b)),
-            Op::Select(c, ids) => Op::Select(c, ids.map(m)),
             Op::Spline(t, d, x) => {
                 let table = from.table(t)?.clone();
                 Op::Spline(self.add_table(table), d, m(x))
             }
+            _ => op.map_operands(m),
         })
     }
 

@@ -387,25 +387,10 @@ fn compact(graph: &Graph, outputs: &[NodeId]) -> (Graph, Vec<NodeId>) {
     (g, outs)
 }
 
+/// `op` on the compacted graph's ids. A spline keeps its table index: the compacted
+/// graph starts with the input's tables.
 fn remap(op: crate::graph::Op, map: &HashMap<NodeId, NodeId>) -> crate::graph::Op {
-    use crate::graph::Op;
-    let m = |a: NodeId| map[&a];
-    match op {
-        Op::Const(_) | Op::Input(..) | Op::Sym(_) => op,
-        Op::Unary(f, a) => Op::Unary(f, m(a)),
-        Op::Add(a, b) => Op::Add(m(a), m(b)),
-        Op::Sub(a, b) => Op::Sub(m(a), m(b)),
-        Op::Mul(a, b) => Op::Mul(m(a), m(b)),
-        Op::Div(a, b) => Op::Div(m(a), m(b)),
-        Op::Powi(a, n) => Op::Powi(m(a), n),
-        Op::Pow(a, b) => Op::Pow(m(a), m(b)),
-        Op::Atan2(a, b) => Op::Atan2(m(a), m(b)),
-        Op::Min(a, b) => Op::Min(m(a), m(b)),
-        Op::Max(a, b) => Op::Max(m(a), m(b)),
-        Op::Select(c, ids) => Op::Select(c, ids.map(m)),
-        // Same table index: the compacted graph starts with the input's tables.
-        Op::Spline(t, d, x) => Op::Spline(t, d, m(x)),
-    }
+    op.map_operands(|a| map[&a])
 }
 
 #[cfg(test)]
