@@ -1,8 +1,7 @@
 //! `fdc build FILE.fd [--timings]`: compile without running.
 
-use crate::run::{build_options, usage, CompileArgs};
+use crate::run::{build_options, build_or_report, usage, CompileArgs};
 use clap::Args;
-use fdc_driver::pipeline::{build, render, BuildError};
 use std::process::ExitCode;
 
 #[derive(Args, Debug, Clone)]
@@ -24,17 +23,9 @@ pub fn run(a: &BuildArgs) -> ExitCode {
         Ok(o) => o,
         Err(e) => return usage(e),
     };
-    let built = match build(&a.file, &opts) {
+    let built = match build_or_report(&a.file, &opts) {
         Ok(b) => b,
-        Err(BuildError::Model { analysis, extra }) => {
-            eprint!("{}", render(&analysis, &extra));
-            return ExitCode::from(1);
-        }
-        Err(BuildError::Backend(e)) => {
-            eprintln!("error: code generation failed: {e}");
-            return ExitCode::from(1);
-        }
-        Err(BuildError::Usage(e)) => return usage(e),
+        Err(code) => return code,
     };
     for w in &built.warnings {
         eprint!("{w}");

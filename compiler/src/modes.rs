@@ -3,9 +3,8 @@
 //! table of frequency, damping ratio and the bodies with the largest share of kinetic
 //! energy, or JSON.
 
-use crate::run::{build_options, usage, CompileArgs};
+use crate::run::{build_options, build_or_report, usage, CompileArgs};
 use clap::Args;
-use fdc_driver::pipeline::{build, render, BuildError};
 use fdc_driver::settings::{runtime_settings, Overrides};
 use fdc_runtime::{Linearization, ModeKind, ResultSink, System};
 use serde_json::json;
@@ -134,17 +133,9 @@ pub fn run(a: &ModesArgs) -> ExitCode {
         Ok(o) => o,
         Err(e) => return usage(e),
     };
-    let built = match build(file, &opts) {
+    let built = match build_or_report(file, &opts) {
         Ok(b) => b,
-        Err(BuildError::Model { analysis, extra }) => {
-            eprint!("{}", render(&analysis, &extra));
-            return ExitCode::from(1);
-        }
-        Err(BuildError::Backend(e)) => {
-            eprintln!("error: code generation failed: {e}");
-            return ExitCode::from(1);
-        }
-        Err(BuildError::Usage(e)) => return usage(e),
+        Err(code) => return code,
     };
     for w in &built.warnings {
         eprint!("{w}");

@@ -2,7 +2,7 @@
 //! results as CSV and a summary on stderr.
 
 use clap::Args;
-use fdc_driver::pipeline::{build, render, BuildError, BuildOptions};
+use fdc_driver::pipeline::{build, render, BuildError, BuildOptions, Built};
 use fdc_driver::results::CsvSink;
 use fdc_driver::settings::{parse_newton, runtime_settings, Overrides};
 use fdc_runtime::System;
@@ -78,6 +78,23 @@ pub struct RunArgs {
     pub timing: bool,
 }
 
+/// Builds the model; on failure prints why (a model's diagnostics and a code-generation
+/// failure exit with 1, a usage problem with 2). The caller prints the warnings.
+pub fn build_or_report(file: &Path, opts: &BuildOptions) -> Result<Built, ExitCode> {
+    match build(file, opts) {
+        Ok(b) => Ok(b),
+        Err(BuildError::Model { analysis, extra }) => {
+            eprint!("{}", render(&analysis, &extra));
+            Err(ExitCode::from(1))
+        }
+        Err(BuildError::Backend(e)) => {
+            eprintln!("error: code generation failed: {e}");
+            Err(ExitCode::from(1))
+        }
+        Err(BuildError::Usage(e)) => Err(usage(e)),
+    }
+}
+
 pub fn usage(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {msg}");
     ExitCode::from(2)
@@ -144,17 +161,9 @@ pub fn run(a: &RunArgs) -> ExitCode {
         Err(e) => return usage(e),
     };
     let t_build = Instant::now();
-    let built = match build(file, &opts) {
+    let built = match build_or_report(file, &opts) {
         Ok(b) => b,
-        Err(BuildError::Model { analysis, extra }) => {
-            eprint!("{}", render(&analysis, &extra));
-            return ExitCode::from(1);
-        }
-        Err(BuildError::Backend(e)) => {
-            eprintln!("error: code generation failed: {e}");
-            return ExitCode::from(1);
-        }
-        Err(BuildError::Usage(e)) => return usage(e),
+        Err(code) => return code,
     };
     let build_ms = t_build.elapsed().as_secs_f64() * 1e3;
     if !a.quiet {
