@@ -132,7 +132,8 @@ const SIM_SCALARS: &[&str] = &[
     "step_min",
     "step_max",
 ];
-const SIM_KEYS: &[&str] = &[
+/// Every key of a `simulate { ... }` block (the editor completes them).
+pub const SIM_KEYS: &[&str] = &[
     "end",
     "step",
     "output_every",

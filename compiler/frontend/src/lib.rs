@@ -28,7 +28,7 @@ mod grammar {
     include!(concat!(env!("OUT_DIR"), "/grammar.rs"));
 }
 
-pub use check::{Coordinates, InstanceInfo, Model, TypeInfo, TypeParam};
+pub use check::{Coordinates, InstanceInfo, Model, TypeInfo, TypeParam, SIM_KEYS};
 pub use diag::{did_you_mean, Diagnostic, Label, Severity, CODES};
 pub use parse::parse_module;
 

@@ -103,16 +103,6 @@ const BODY_METHODS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-const SIM_KEYS: &[&str] = &[
-    "end",
-    "step",
-    "output_every",
-    "alpha",
-    "adaptive",
-    "step_min",
-    "step_max",
-];
-
 const KINDS: &[Kind] = &[
     Kind::Body,
     Kind::Joint,
@@ -750,7 +740,7 @@ pub fn completion(doc: &Document, offset: usize) -> Vec<CompletionItem> {
             }
         }
         Context::Settings => {
-            for k in SIM_KEYS {
+            for k in fdc_frontend::SIM_KEYS {
                 out.push(item(
                     k,
                     CompletionItemKind::PROPERTY,

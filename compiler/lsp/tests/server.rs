@@ -501,3 +501,35 @@ fn an_absorbed_change_counts_when_keeping_lowering_errors() {
     let later = published(s.idle());
     assert_eq!(later[0].1[0]["range"]["start"]["line"], 2, "{later:?}");
 }
+
+#[test]
+fn every_simulate_setting_is_completed() {
+    // The keys of docs/language.md §7, incl. the non-numeric ones.
+    let text = "simulate {\n    \n}\n";
+    let uri = "file:///tmp/fdc-lsp-settings/m.fd";
+    let mut s = Server::new();
+    open(&mut s, uri, text);
+    let items = request(&mut s, "textDocument/completion", at(uri, 1, 4));
+    let mut names: Vec<&str> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "adaptive",
+            "alpha",
+            "end",
+            "form",
+            "linear_solver",
+            "newton",
+            "output_every",
+            "step",
+            "step_max",
+            "step_min"
+        ]
+    );
+}
