@@ -44,15 +44,15 @@ pub fn identity_of(version: &str, specs: &[rules::RuleSpec]) -> String {
     s
 }
 
-/// Bounds on one simplification run.
+/// Bounds on one simplification run. Only deterministic bounds: the same input gives
+/// the same output on any machine under any load, which the source-level cache (keyed
+/// on the unsimplified input) relies on. There is no wall-clock limit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Limits {
     /// Stop growing the e-graph beyond this many e-nodes.
     pub node_limit: usize,
     /// At most this many rounds of rule application.
     pub iter_limit: usize,
-    /// Wall-clock bound on rule application (extraction comes on top).
-    pub time_limit: Duration,
 }
 
 impl Default for Limits {
@@ -60,7 +60,6 @@ impl Default for Limits {
         Limits {
             node_limit: 50_000,
             iter_limit: 20,
-            time_limit: Duration::from_millis(500),
         }
     }
 }
@@ -72,7 +71,6 @@ pub enum Stop {
     Saturated,
     IterLimit(usize),
     NodeLimit(usize),
-    TimeLimit(Duration),
     /// The input was not simplified at all (the reason says why).
     Skipped(String),
     Other(String),
@@ -84,7 +82,6 @@ impl fmt::Display for Stop {
             Stop::Saturated => write!(f, "saturated"),
             Stop::IterLimit(n) => write!(f, "iteration limit ({n})"),
             Stop::NodeLimit(n) => write!(f, "node limit ({n} e-nodes)"),
-            Stop::TimeLimit(d) => write!(f, "time limit ({:.1} ms)", d.as_secs_f64() * 1e3),
             Stop::Skipped(why) => write!(f, "skipped: {why}"),
             Stop::Other(why) => write!(f, "stopped: {why}"),
         }
@@ -251,13 +248,15 @@ pub(crate) fn simplify_with(
         .with_scheduler(egg::SimpleScheduler)
         .with_node_limit(limits.node_limit)
         .with_iter_limit(limits.iter_limit)
-        .with_time_limit(limits.time_limit)
+        // egg's own default is a 5 s wall-clock limit; lift it so that only the
+        // deterministic limits above can stop the run.
+        .with_time_limit(Duration::MAX)
         .run(rewrites);
     let stop = match &runner.stop_reason {
         Some(StopReason::Saturated) => Stop::Saturated,
         Some(StopReason::IterationLimit(n)) => Stop::IterLimit(*n),
         Some(StopReason::NodeLimit(n)) => Stop::NodeLimit(*n),
-        Some(StopReason::TimeLimit(t)) => Stop::TimeLimit(Duration::from_secs_f64(*t)),
+        Some(StopReason::TimeLimit(t)) => Stop::Other(format!("time limit after {t} s")),
         Some(StopReason::Other(s)) => Stop::Other(s.clone()),
         None => Stop::Other("no stop reason".into()),
     };
