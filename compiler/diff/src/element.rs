@@ -10,6 +10,7 @@
 use crate::ad::{self, Differ, Family, Grad, Layout, Seg};
 use crate::lie;
 use crate::roles::{Block, DiffError, ElementFunctions, Role};
+use fdc_abi::layout::THETA;
 use fdc_ir::{Func, Graph, Id, Op, Slot, SlotSizes, M3, V3};
 use std::collections::{BTreeMap, HashMap};
 
@@ -292,9 +293,9 @@ impl<'g> ElementBuilder<'g> {
                 // so the derivatives are those of a vector space.
                 let (q, v) = (q as usize, v as usize);
                 let r = [0, 1, 2].map(|i| g.input(Slot::Q, q + i));
-                let th = [3, 4, 5, 6].map(|i| g.input(Slot::Q, q + i));
-                let thd = [3, 4, 5, 6].map(|i| g.input(Slot::V, v + i));
-                let thdd = [3, 4, 5, 6].map(|i| g.input(Slot::Vdot, v + i));
+                let th = THETA.map(|i| g.input(Slot::Q, q + i));
+                let thd = THETA.map(|i| g.input(Slot::V, v + i));
+                let thdd = THETA.map(|i| g.input(Slot::Vdot, v + i));
                 let a = lie::shabana(g, th);
                 let omega_bar = lie::two_gbar(g, th, thd);
                 // ω̄̇ = 2Ḡ(θ̇)θ̇ + 2Ḡ(θ)θ̈ and Ḡ(x)x = 0.
@@ -609,7 +610,7 @@ impl<'g> ElementBuilder<'g> {
                 }
             }
             Seg::Vector { q, .. } => {
-                let th = [3, 4, 5, 6].map(|i| self.g.input(Slot::Q, q as usize + i));
+                let th = THETA.map(|i| self.g.input(Slot::Q, q as usize + i));
                 let t = lie::two_gbar_t(self.g, th, m_bar);
                 for (l, &tl) in t.iter().enumerate() {
                     self.load(vo + 3 + l, tl);
@@ -798,7 +799,7 @@ impl<'g> ElementBuilder<'g> {
         }
         if self.kind == Coordinates::EulerBody {
             // Euler parameters are a unit quaternion only through this constraint.
-            let th = [3, 4, 5, 6].map(|i| self.g.input(Slot::Q, i));
+            let th = THETA.map(|i| self.g.input(Slot::Q, i));
             let sq: Vec<Id> = th.iter().map(|&x| self.g.powi(x, 2)).collect();
             let tt = self.g.sum(&sq).expect("four terms");
             let one = self.g.constant(1.0);
@@ -970,7 +971,7 @@ impl<'g> ElementBuilder<'g> {
         let mut out_ids = Vec::new();
         if matches!(self.kind, Coordinates::RigidBody | Coordinates::EulerBody) {
             let b = self.body(0);
-            let th = [3, 4, 5, 6].map(|i| self.g.input(Slot::Q, i));
+            let th = THETA.map(|i| self.g.input(Slot::Q, i));
             let w = self.omega(&b);
             let channels: [(&str, &[Id]); 5] = [
                 ("R", &b.r),
@@ -1022,7 +1023,7 @@ impl<'g> ElementBuilder<'g> {
             let Seg::Rigid { q, .. } = self.body_segs[k] else {
                 continue;
             };
-            let th = [3, 4, 5, 6].map(|i| self.g.input(Slot::Q, q as usize + i));
+            let th = THETA.map(|i| self.g.input(Slot::Q, q as usize + i));
             let a = lie::shabana(self.g, th);
             for (i, row) in a.iter().enumerate() {
                 for (j, &x) in row.iter().enumerate() {
@@ -1359,7 +1360,7 @@ impl<'g> ElementBuilder<'g> {
 
         // Update: R + Δ_R; θ∘exp_H(Δ_φ), normalized.
         let r = [0, 1, 2].map(|i| g.input(Slot::Q, i));
-        let th = [3, 4, 5, 6].map(|i| g.input(Slot::Q, i));
+        let th = THETA.map(|i| g.input(Slot::Q, i));
         let d = [0, 1, 2, 3, 4, 5].map(|i| g.input(Slot::Delta, i));
         let r1 = g.v3_add(r, [d[0], d[1], d[2]]);
         let e = lie::exp_quat(g, [d[3], d[4], d[5]]);

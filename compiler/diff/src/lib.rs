@@ -13,10 +13,10 @@
 //! connector sees each body through the same [`BodyKin`], whatever its kind.
 //!
 //! Must not know: the fd language (the front end's lowering calls the builder), the
-//! runtime crate (its `Role`/`Block` are mirrored in [`roles`] and mapped by the
-//! driver), LLVM, or simplification (the IR crate's job).
+//! runtime crate (roles and blocks are the ABI's types, `fdc-abi`, which the runtime
+//! shares), LLVM, or simplification (the IR crate's job).
 //!
-//! **Architecture invariant:** depends only on `fdc-ir`. No finite differences: every
+//! **Architecture invariant:** depends only on `fdc-ir` and `fdc-abi`. No finite differences: every
 //! derivative is exact. No DAG is ever walked as a tree.
 
 pub mod ad;

@@ -1,75 +1,10 @@
-//! The roles of an element type and the layout of their outputs. These mirror
-//! `fdc_runtime::table::{Role, Block}` with the same meaning (this crate must not
-//! depend on the runtime); the driver maps one onto the other.
+//! What diff makes of an element type: its role functions with the layout of their
+//! outputs. Roles and blocks are the ABI's own types (`fdc-abi`, shared with the
+//! backend and the runtime), so nothing maps one contract onto another.
 
+pub use fdc_abi::{Block, Role};
 use fdc_ir::Func;
 use std::fmt;
-
-/// The functions generated per element type (theory §2); see `runtime/src/table.rs`
-/// for the output blocks of each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Role {
-    /// [r_dyn (nv); r_con (nl); f (nv)], all dense.
-    Res,
-    /// Sparse (nv+nl)² = ∂r/∂v̇ + γ′h ∂r/∂v + β′h² (∂r/∂δ) T(Δ) | ∂r/∂λ.
-    Iter,
-    /// As `Iter`, without the derivatives of the gyroscopic loads.
-    IterNoqv,
-    /// [M sparse nv×nv; B sparse nl×nv; Q−h; Φ; Φ_t; acceleration rhs].
-    Ic,
-    /// [q₀ (nq); v₀ (nv)] (owners only).
-    Init,
-    /// q∘exp(Δ) (nq) (owners only).
-    Update,
-    /// Magnitude per velocity dof (nv) (owners only).
-    Scale,
-    /// Result channels.
-    Out,
-    /// New values of the state parameters.
-    Post,
-}
-
-impl Role {
-    pub fn name(self) -> &'static str {
-        match self {
-            Role::Res => "res",
-            Role::Iter => "iter",
-            Role::IterNoqv => "iter_noqv",
-            Role::Ic => "ic",
-            Role::Init => "init",
-            Role::Update => "update",
-            Role::Scale => "scale",
-            Role::Out => "out",
-            Role::Post => "post",
-        }
-    }
-}
-
-/// One part of a role's output.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Block {
-    /// `len` consecutive values.
-    Dense { len: usize },
-    /// A sparse `rows × cols` matrix; `entries[k] = (row, col)` of output value k.
-    Sparse {
-        rows: usize,
-        cols: usize,
-        entries: Vec<(u32, u32)>,
-    },
-}
-
-impl Block {
-    pub fn len(&self) -> usize {
-        match self {
-            Block::Dense { len } => *len,
-            Block::Sparse { entries, .. } => entries.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
 
 /// Everything generated for one element type. All `Func`s live in the graph given to
 /// the builder and contain no symbols.

@@ -3,10 +3,10 @@
 //! simplifying, the object cache is asked with the unsimplified roles and a recipe
 //! naming the simplification ([`recipe`]); a hit skips the simplifier and the compiler.
 
-use fdc_diff::{Block as DBlock, ElementFunctions, Role as DRole};
+use fdc_diff::ElementFunctions;
 use fdc_frontend::{Analysis, Diagnostic};
 use fdc_ir::{Func, Graph};
-use fdc_runtime::table::{Block, ElementType, FunctionTable, Role, RoleFn, ABI_VERSION};
+use fdc_runtime::table::{ElementType, FunctionTable, Role, RoleFn, ABI_VERSION};
 use fdc_runtime::{ElementInstance, Model, RuntimeInput};
 use std::path::Path;
 use std::time::Instant;
@@ -397,41 +397,12 @@ fn copy_into(from: &Graph, roots: &[fdc_ir::Id], to: &mut Graph) -> Vec<fdc_ir::
     roots.iter().map(|r| map[r.index()]).collect()
 }
 
-fn role_of(r: DRole) -> Role {
-    match r {
-        DRole::Res => Role::Res,
-        DRole::Iter => Role::Iter,
-        DRole::IterNoqv => Role::IterNoqv,
-        DRole::Ic => Role::Ic,
-        DRole::Init => Role::Init,
-        DRole::Update => Role::Update,
-        DRole::Scale => Role::Scale,
-        DRole::Out => Role::Out,
-        DRole::Post => Role::Post,
-    }
-}
-
-fn block_of(b: &DBlock) -> Block {
-    match b {
-        DBlock::Dense { len } => Block::Dense { len: *len },
-        DBlock::Sparse {
-            rows,
-            cols,
-            entries,
-        } => Block::Sparse {
-            rows: *rows,
-            cols: *cols,
-            entries: entries.clone(),
-        },
-    }
-}
-
 fn element_type(ty: &ElementFunctions, fns: &[fdc_runtime::table::ElementFn]) -> ElementType {
-    let mut roles: [Option<RoleFn>; 9] = Default::default();
+    let mut roles: [Option<RoleFn>; Role::ALL.len()] = Default::default();
     for ((role, _, blocks), &func) in ty.roles.iter().zip(fns) {
-        roles[role_of(*role) as usize] = Some(RoleFn {
+        roles[*role as usize] = Some(RoleFn {
             func,
-            blocks: blocks.iter().map(block_of).collect(),
+            blocks: blocks.clone(),
         });
     }
     ElementType {
