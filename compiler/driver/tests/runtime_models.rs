@@ -133,3 +133,41 @@ fn adaptive_steps_meet_the_accuracy_with_fewer_steps() {
         fixed.steps
     );
 }
+
+#[test]
+fn clamp_limits_a_state_dependent_value_through_the_pipeline() {
+    // A free body at 1 m/s along x without forces: R.x = t - 0.5 exactly. `clamp` is a
+    // table entry plus its lowering (issue 20); the reference is min(max(x, lo), hi).
+    let b = build_text(
+        "clamp",
+        "body ball: rigid_body { mass = 1; inertia = [1, 1, 1]; position = [-0.5, 0, 0];
+             velocity = [1, 0, 0]; }
+         output c = clamp(ball.position.x, -0.2, 0.3);
+         output swapped = clamp(ball.position.x, 0.3, -0.2);
+         output v = clamp(ball.velocity([0, 0, 0]).x * 2, 0, 5);\n",
+    );
+    let (s, _) = run(b, |s| {
+        s.end = 1.0;
+        s.step = 0.01;
+        s.output_every = 0.05;
+    });
+    let (c, swapped, v) = (ch(&s, "c"), ch(&s, "swapped"), ch(&s, "v"));
+    let mut inside = 0;
+    for (i, &t) in s.times.iter().enumerate() {
+        let x = t - 0.5;
+        let want = x.max(-0.2).min(0.3);
+        inside += usize::from(want == x);
+        assert!(
+            (c[i] - want).abs() < 1e-9,
+            "t {t}: clamp {} vs {want}",
+            c[i]
+        );
+        assert_eq!(swapped[i], -0.2, "t {t}: lo > hi gives hi");
+        assert!((v[i] - 2.0).abs() < 1e-9, "t {t}: {}", v[i]);
+    }
+    // The samples cover both limits and the free range between them.
+    assert!(
+        inside > 3 && inside < s.times.len() - 3,
+        "{inside} samples inside"
+    );
+}

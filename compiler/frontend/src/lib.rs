@@ -18,6 +18,7 @@
 //! lives in `fuzz/` (`cargo +nightly fuzz run analyze` from this directory).
 
 pub mod ast;
+pub mod builtins;
 mod check;
 pub mod diag;
 pub mod lexer;
@@ -28,7 +29,8 @@ mod grammar {
     include!(concat!(env!("OUT_DIR"), "/grammar.rs"));
 }
 
-pub use check::{Coordinates, InstanceInfo, Model, TypeInfo, TypeParam, SIM_KEYS};
+pub use builtins::SIM_KEYS;
+pub use check::{Coordinates, InstanceInfo, Model, TypeInfo, TypeParam};
 pub use diag::{did_you_mean, Diagnostic, Label, Severity, CODES};
 pub use parse::parse_module;
 

@@ -8,6 +8,7 @@ use crate::value::{binary, map, Arith, BodyRef, Val};
 use crate::LowerError;
 use fdc_diff::ElementBuilder;
 use fdc_frontend::ast::{BinOp, CmpOp, Expr, ExprKind, FnDecl, Span};
+use fdc_frontend::builtins::{self, Builtin};
 use fdc_ir::{Cmp, Graph, Id, Slot, V3};
 use std::collections::HashMap;
 
@@ -281,9 +282,10 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
     }
 
     fn call(&mut self, f: &str, args: &[Expr], span: Span) -> Option<Val> {
+        let builtin = builtins::function(f).map(|b| b.builtin);
         // Forms that do not evaluate their argument first.
-        match f {
-            "initial" => {
+        match builtin {
+            Some(Builtin::Initial) => {
                 if !matches!(self.target, Target::Element(_)) {
                     // At model level everything is already initial.
                     return self.expr(args.first()?);
@@ -294,7 +296,7 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 let v = self.expr(a)?;
                 return self.hide(&v, span);
             }
-            "at_time" => {
+            Some(Builtin::AtTime) => {
                 let [a, when] = args else {
                     return self.error(span, "`at_time` takes two arguments (e, T)");
                 };
@@ -305,7 +307,7 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 let v = self.expr(a)?;
                 return self.hide_at(&v, Some(when), span);
             }
-            "rate" => {
+            Some(Builtin::Rate) => {
                 let [a] = args else {
                     return self.error(span, "`rate` takes one argument");
                 };
@@ -344,9 +346,12 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
         if let Some(decl) = self.globals.fns.get(f).copied() {
             return self.user_fn(decl, args, span);
         }
+        let Some(builtin) = builtin else {
+            return self.error(span, format!("unknown function `{f}`"));
+        };
         let vals: Option<Vec<Val>> = args.iter().map(|a| self.expr(a)).collect();
         let vals = vals?;
-        let r = self.builtin(f, &vals);
+        let r = self.builtin(builtin, &vals);
         match r {
             Ok(v) => Some(v),
             Err(msg) => self.error(span, msg),
@@ -384,23 +389,28 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
         r
     }
 
-    fn builtin(&mut self, f: &str, a: &[Val]) -> Result<Val, String> {
+    /// A builtin function of evaluated arguments (`initial`, `at_time` and `rate` are
+    /// forms of [`Self::call`]). The checker has typed the call already; the errors
+    /// here are a second line of defence, never a user's first message.
+    fn builtin(&mut self, b: Builtin, a: &[Val]) -> Result<Val, String> {
+        use Builtin as B;
         use Val::*;
+        let f = b.info().name;
         let g = self.target.g();
         let unary = |g: &mut Graph, op: fn(&mut Graph, Id) -> Id, a: &[Val]| match a {
             [S(x)] => Ok(S(op(g, *x))),
             _ => Err(format!("`{f}` takes one scalar")),
         };
-        match f {
-            "sin" => unary(g, Graph::sin, a),
-            "cos" => unary(g, Graph::cos, a),
-            "tan" => unary(g, Graph::tan, a),
-            "sqrt" => unary(g, Graph::sqrt, a),
-            "exp" => unary(g, Graph::exp, a),
-            "log" => unary(g, Graph::log, a),
-            "tanh" => unary(g, Graph::tanh, a),
-            "abs" => unary(g, Graph::abs, a),
-            "softplus" => match a {
+        match b {
+            B::Sin => unary(g, Graph::sin, a),
+            B::Cos => unary(g, Graph::cos, a),
+            B::Tan => unary(g, Graph::tan, a),
+            B::Sqrt => unary(g, Graph::sqrt, a),
+            B::Exp => unary(g, Graph::exp, a),
+            B::Log => unary(g, Graph::log, a),
+            B::Tanh => unary(g, Graph::tanh, a),
+            B::Abs => unary(g, Graph::abs, a),
+            B::Softplus => match a {
                 // log(1 + e^x), switched to x where e^x would overflow the sum's precision.
                 [S(x)] => {
                     let e = g.exp(*x);
@@ -412,19 +422,19 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 }
                 _ => Err("`softplus` takes one scalar".into()),
             },
-            "atan2" => match a {
+            B::Atan2 => match a {
                 [S(y), S(x)] => Ok(S(g.atan2(*y, *x))),
                 _ => Err("`atan2` takes two scalars".into()),
             },
-            "min" | "max" => match a {
-                [S(x), S(y)] => Ok(S(if f == "min" {
+            B::Min | B::Max => match a {
+                [S(x), S(y)] => Ok(S(if b == B::Min {
                     g.min(*x, *y)
                 } else {
                     g.max(*x, *y)
                 })),
                 _ => Err(format!("`{f}` takes two scalars")),
             },
-            "step" => match a {
+            B::Step => match a {
                 // The legacy smooth step: h0 below x0, h1 above x1, a cubic between.
                 [S(x), S(x0), S(h0), S(x1), S(h1)] => {
                     let dx = g.sub(*x1, *x0);
@@ -444,7 +454,7 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 }
                 _ => Err("`step` takes five scalars (x, x0, h0, x1, h1)".into()),
             },
-            "dot" => match a {
+            B::Dot => match a {
                 [V(x), V(y)] => Ok(S(g.dot(*x, *y))),
                 [Q(x), Q(y)] => {
                     let t: Vec<Id> = (0..4).map(|i| g.mul(x[i], y[i])).collect();
@@ -452,15 +462,15 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 }
                 _ => Err("`dot` takes two vec3 or two quat".into()),
             },
-            "rotation" => match a {
+            B::Rotation => match a {
                 [Q(q)] => Ok(M(fdc_diff::lie::shabana(g, *q))),
                 _ => Err("`rotation` takes a quat".into()),
             },
-            "cross" => match a {
+            B::Cross => match a {
                 [V(x), V(y)] => Ok(V(g.cross(*x, *y))),
                 _ => Err("`cross` takes two vec3".into()),
             },
-            "norm" | "unit" => {
+            B::Norm | B::Unit => {
                 let Some(x) = a
                     .first()
                     .filter(|v| a.len() == 1 && matches!(v, V(_) | Q(_)))
@@ -471,54 +481,45 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 let sq: Vec<Id> = s.iter().map(|&c| g.mul(c, c)).collect();
                 let sum = g.sum(&sq).expect("components");
                 let n = g.sqrt(sum);
-                if f == "norm" {
+                if b == B::Norm {
                     Ok(S(n))
                 } else {
                     let u: Vec<Id> = s.iter().map(|&c| g.div(c, n)).collect();
                     Ok(x.with_scalars(&u))
                 }
             }
-            "skew" => match a {
+            B::Skew => match a {
                 [V(x)] => Ok(M(g.skew(*x))),
                 _ => Err("`skew` takes a vec3".into()),
             },
-            "transpose" => match a {
+            B::Transpose => match a {
                 [M(m)] => Ok(M(fdc_ir::transpose(*m))),
                 _ => Err("`transpose` takes a mat3".into()),
             },
-            "diag" => match a {
+            B::Diag => match a {
                 [V(x)] => {
                     let z = g.constant(0.0);
                     Ok(M([[x[0], z, z], [z, x[1], z], [z, z, x[2]]]))
                 }
                 _ => Err("`diag` takes a vec3".into()),
             },
-            "quat" => match a {
+            B::Quat => match a {
                 [S(w), S(x), S(y), S(z)] => Ok(Q([*w, *x, *y, *z])),
                 _ => Err("`quat` takes four scalars (w, x, y, z)".into()),
             },
-            "vec3" => match a {
-                [S(x), S(y), S(z)] => Ok(V([*x, *y, *z])),
-                _ => Err("`vec3` takes three scalars".into()),
-            },
-            "frame" => match a {
+            B::Frame => match a {
                 [V(axis)] => Ok(M(frame(g, *axis))),
                 _ => Err("`frame` takes a vec3 (the axis)".into()),
             },
-            "col" | "column" => match a {
-                [M(m), S(i)] => {
-                    let i = g
-                        .as_const(*i)
-                        .filter(|i| i.fract() == 0.0 && (0.0..3.0).contains(i));
-                    let Some(i) = i else {
-                        return Err("the column index must be 0, 1 or 2".into());
-                    };
-                    let i = i as usize;
-                    Ok(V([m[0][i], m[1][i], m[2][i]]))
+            B::Clamp => match a {
+                // min(max(x, lo), hi): lo where x < lo, hi where x > hi (and where lo > hi).
+                [S(x), S(lo), S(hi)] => {
+                    let low = g.max(*x, *lo);
+                    Ok(S(g.min(low, *hi)))
                 }
-                _ => Err(format!("`{f}` takes a mat3 and an index")),
+                _ => Err("`clamp` takes three scalars (x, lo, hi)".into()),
             },
-            _ => Err(format!("unknown function `{f}`")),
+            B::Initial | B::AtTime | B::Rate => Err(format!("`{f}` is a form, not a function")),
         }
     }
 

@@ -5,103 +5,9 @@ use crate::document::Document;
 use crate::lookup::{self, Decl, Scope, Target};
 use crate::position::LineIndex;
 use fdc_frontend::ast::{Expr, Item, Kind, Module, StmtKind};
-use fdc_frontend::{Severity, TypeInfo};
+use fdc_frontend::{builtins, Severity, TypeInfo};
 use lsp_types::*;
 use std::collections::BTreeMap;
-
-/// The front end's builtin functions (name, signature, meaning). The front end keeps its
-/// table private; this copy only feeds hover and completion, never checking.
-pub const BUILTIN_FNS: &[(&str, &str, &str)] = &[
-    ("sin", "sin(x)", "sine"),
-    ("cos", "cos(x)", "cosine"),
-    ("tan", "tan(x)", "tangent"),
-    ("sqrt", "sqrt(x)", "square root"),
-    ("exp", "exp(x)", "exponential"),
-    ("log", "log(x)", "natural logarithm"),
-    ("tanh", "tanh(x)", "hyperbolic tangent"),
-    ("abs", "abs(x)", "absolute value (non-smooth at 0)"),
-    ("softplus", "softplus(x)", "smooth ramp log(1 + exp(x))"),
-    ("atan2", "atan2(y, x)", "angle of the point (x, y)"),
-    ("min", "min(a, b)", "smaller of two scalars (non-smooth)"),
-    ("max", "max(a, b)", "larger of two scalars (non-smooth)"),
-    (
-        "step",
-        "step(x, x0, h0, x1, h1)",
-        "smooth cubic step from h0 at x0 to h1 at x1",
-    ),
-    ("dot", "dot(a, b)", "dot product of two vec3"),
-    ("cross", "cross(a, b)", "cross product of two vec3"),
-    ("norm", "norm(v)", "Euclidean length of a vec3"),
-    ("unit", "unit(v)", "v divided by its length"),
-    ("skew", "skew(v)", "the mat3 S with S*w = cross(v, w)"),
-    ("transpose", "transpose(M)", "transpose of a mat3"),
-    ("diag", "diag(v)", "diagonal mat3 from a vec3"),
-    ("quat", "quat(w, x, y, z)", "a quaternion"),
-    (
-        "frame",
-        "frame(n)",
-        "an orthonormal frame (mat3) with n as its z axis",
-    ),
-    (
-        "rotation",
-        "rotation(q)",
-        "the rotation matrix of a quaternion",
-    ),
-    ("initial", "initial(e)", "the value of e at t = 0"),
-    (
-        "at_time",
-        "at_time(e, T)",
-        "the value of e at t = T in the initial configuration",
-    ),
-    ("rate", "rate(e)", "time derivative of e"),
-];
-
-const BUILTIN_VALUES: &[(&str, &str)] = &[
-    ("t", "scalar: simulation time"),
-    ("pi", "scalar: π"),
-    ("gravity", "vec3: the model's gravity vector"),
-    ("ground", "body: the fixed inertial frame"),
-    ("self", "the enclosing instance"),
-];
-
-/// What `b.` offers for a body `b` (the front end's table is private; this copy only
-/// feeds completion).
-const BODY_MEMBERS: &[(&str, &str)] = &[
-    ("position", "vec3: reference point (centre of mass), global"),
-    ("rotation", "mat3: body components to global"),
-    ("omega", "vec3: angular velocity, global"),
-    ("omega_body", "vec3: angular velocity, body components"),
-    ("alpha", "vec3: angular acceleration, global"),
-    ("alpha_body", "vec3: angular acceleration, body components"),
-];
-
-const BODY_METHODS: &[(&str, &str, &str)] = &[
-    (
-        "point",
-        "point(u): vec3",
-        "global position of the body-fixed point u",
-    ),
-    (
-        "velocity",
-        "velocity(u): vec3",
-        "global velocity of the body-fixed point u",
-    ),
-    (
-        "acceleration",
-        "acceleration(u): vec3",
-        "global acceleration of the body-fixed point u",
-    ),
-    (
-        "axis",
-        "axis(a): vec3",
-        "the body-fixed direction a in global components",
-    ),
-    (
-        "local",
-        "local(p): vec3",
-        "body coordinates of the global point p at t = 0",
-    ),
-];
 
 const KINDS: &[Kind] = &[
     Kind::Body,
@@ -324,7 +230,7 @@ pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
                             s.push_str(&decl_markdown(doc, d));
                             s
                         }
-                        None => match BUILTIN_VALUES.iter().find(|(b, _)| b == n) {
+                        None => match builtins::VALUES.iter().find(|(b, _)| b == n) {
                             Some((_, what)) => format!("`{n}`: {what}"),
                             None => format!("`{n}`: {}", ty?),
                         },
@@ -340,10 +246,8 @@ pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
                 .find(|d| matches!(d, Decl::Fn(f) if f.name.name == name.name))
             {
                 decl_markdown(doc, Decl::Fn(f))
-            } else if let Some((_, sig, what)) =
-                BUILTIN_FNS.iter().find(|(b, _, _)| *b == name.name)
-            {
-                format!("```fd\n{sig}\n```\nbuiltin: {what}\n\nresult: {ty}")
+            } else if let Some(b) = builtins::function(&name.name) {
+                format!("```fd\n{}\n```\nbuiltin: {}\n\nresult: {ty}", b.call, b.doc)
             } else {
                 format!("`{}`: {ty}", name.name)
             };
@@ -637,15 +541,15 @@ fn value_names(doc: &Document, scope: Scope<'_>, offset: usize, out: &mut Vec<Co
             s.doc.clone(),
         ));
     }
-    for (name, sig, what) in BUILTIN_FNS {
+    for b in builtins::FUNCTIONS {
         out.push(item(
-            name,
+            b.name,
             CompletionItemKind::FUNCTION,
-            sig.to_string(),
-            Some(what.to_string()),
+            b.call.to_string(),
+            Some(b.doc.to_string()),
         ));
     }
-    for (name, what) in BUILTIN_VALUES {
+    for (name, what) in builtins::VALUES {
         out.push(item(
             name,
             CompletionItemKind::CONSTANT,
@@ -751,22 +655,22 @@ pub fn completion(doc: &Document, offset: usize) -> Vec<CompletionItem> {
         }
         Context::Bodies => body_names(doc, scope, &mut out),
         Context::Member => {
-            for (name, what) in BODY_MEMBERS {
+            for m in builtins::BODY_MEMBERS.iter().filter(|m| !m.method) {
                 out.push(item(
-                    name,
+                    m.name,
                     CompletionItemKind::PROPERTY,
-                    what.to_string(),
+                    format!("{}: {}", m.ty, m.doc),
                     None,
                 ));
             }
-            for (name, sig, what) in BODY_METHODS {
+            for m in builtins::BODY_MEMBERS.iter().filter(|m| m.method) {
                 let mut c = item(
-                    name,
+                    m.name,
                     CompletionItemKind::METHOD,
-                    sig.to_string(),
-                    Some(what.to_string()),
+                    format!("{}: {}", m.call, m.ty),
+                    Some(m.doc.to_string()),
                 );
-                c.insert_text = Some(format!("{name}("));
+                c.insert_text = Some(format!("{}(", m.name));
                 out.push(c);
             }
         }

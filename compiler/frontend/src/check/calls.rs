@@ -1,0 +1,166 @@
+//! Calls: of top-level functions, of splines, and of builtins (arity, typing and
+//! kinks from the `builtins` table).
+
+use super::*;
+
+impl<'m> Checker<'m> {
+    pub(super) fn call(&mut self, name: &Ident, args: &[Expr], span: Span, env: &Env) -> Val {
+        let vals: Vec<Val> = args.iter().map(|a| self.expr(a, env)).collect();
+        let dep = vals.iter().any(|v| v.dep);
+        let n = name.name.as_str();
+        let err = Val { ty: Ty::Error, dep };
+        if let Some(l) = env.find(n) {
+            let ty = l.ty;
+            self.diags.push(
+                Diagnostic::error("E0311", format!("`{n}` is {}, not a function", article(ty)))
+                    .at(name.span, "not callable"),
+            );
+            return err;
+        }
+        // Top-level functions and splines are callable from everywhere.
+        if let Some((g, gspan)) = self.globals.get(n).copied() {
+            match g {
+                Global::Fn(i) => {
+                    let decl = self.fns[i].0;
+                    if decl.args.len() != args.len() {
+                        self.diags.push(
+                            Diagnostic::error(
+                                "E0303",
+                                format!(
+                                    "`{n}` takes {} argument{}, found {}",
+                                    decl.args.len(),
+                                    plural(decl.args.len()),
+                                    args.len()
+                                ),
+                            )
+                            .at(span, "wrong number of arguments")
+                            .also(decl.name.span, "defined here"),
+                        );
+                        return err;
+                    }
+                    for ((a, v), (an, at)) in args.iter().zip(&vals).zip(&decl.args) {
+                        if let Some(t) = Ty::from_name(&at.name) {
+                            self.expect(
+                                a.span,
+                                v.ty,
+                                t,
+                                &format!("argument `{}` of `{n}`", an.name),
+                            );
+                        }
+                    }
+                    return match self.fn_type(i) {
+                        Some(t) => {
+                            if dep {
+                                if let Some(k) = self.fn_kinks.get(&i) {
+                                    self.kinks.push((span, k));
+                                }
+                            }
+                            Val { ty: t, dep }
+                        }
+                        None => {
+                            self.diags.push(
+                                Diagnostic::error("E0212", format!("function `{n}` calls itself"))
+                                    .at(span, "recursive call")
+                                    .also(gspan, "defined here")
+                                    .note("calls are inlined, so a function cannot be recursive"),
+                            );
+                            err
+                        }
+                    };
+                }
+                Global::Spline => {
+                    if args.len() != 1 {
+                        self.diags.push(
+                            Diagnostic::error(
+                                "E0303",
+                                format!("spline `{n}` takes 1 argument, found {}", args.len()),
+                            )
+                            .at(span, "expected one scalar"),
+                        );
+                        return err;
+                    }
+                    self.expect(
+                        args[0].span,
+                        vals[0].ty,
+                        Ty::Scalar,
+                        &format!("the argument of spline `{n}`"),
+                    );
+                    return Val {
+                        ty: Ty::Scalar,
+                        dep,
+                    };
+                }
+                _ => {
+                    if env.ctx != Ctx::Type {
+                        self.diags.push(
+                            Diagnostic::error("E0311", format!("`{n}` is not a function"))
+                                .at(name.span, "not callable")
+                                .also(gspan, "declared here"),
+                        );
+                        return err;
+                    }
+                }
+            }
+        }
+        let Some(builtin) = builtins::function(n) else {
+            if self.lost.contains(n) {
+                return err;
+            }
+            let mut candidates: Vec<&str> = builtins::FUNCTIONS.iter().map(|b| b.name).collect();
+            let globals: Vec<String> = self
+                .globals
+                .iter()
+                .filter(|(_, (g, _))| matches!(g, Global::Fn(_) | Global::Spline))
+                .map(|(k, _)| k.clone())
+                .collect();
+            candidates.extend(globals.iter().map(String::as_str));
+            self.diags.push(
+                Diagnostic::error("E0209", format!("unknown function `{n}`"))
+                    .at(name.span, "no function of this name")
+                    .suggest(n, candidates),
+            );
+            return err;
+        };
+        let arity = builtin.arity;
+        if args.len() != arity {
+            self.diags.push(
+                Diagnostic::error(
+                    "E0303",
+                    format!(
+                        "`{n}` takes {arity} argument{}, found {}",
+                        plural(arity),
+                        args.len()
+                    ),
+                )
+                .at(span, "wrong number of arguments"),
+            );
+            return err;
+        }
+        if vals.iter().any(|v| v.ty == Ty::Error) {
+            return err;
+        }
+        let tys: Vec<Ty> = vals.iter().map(|v| v.ty).collect();
+        match builtin.builtin.result(&tys) {
+            Some(ty) => {
+                let dep = match builtin.builtin.dep() {
+                    Dep::Args => dep,
+                    Dep::Never => false,
+                    Dep::Always => true,
+                };
+                if builtin.kinked && dep {
+                    self.kinks.push((span, builtin.name));
+                }
+                Val { ty, dep }
+            }
+            None => {
+                let found: Vec<String> = tys.iter().map(|t| t.to_string()).collect();
+                self.diags.push(
+                    Diagnostic::error("E0301", format!("`{n}` cannot take ({})", found.join(", ")))
+                        .at(span, "argument types do not fit")
+                        .note(format!("`{n}` takes {}", builtin.takes)),
+                );
+                err
+            }
+        }
+    }
+}
