@@ -806,7 +806,6 @@ impl<'g> ElementBuilder<'g> {
             let phi = self.g.sub(tt, one);
             self.constraints.push(("norm".to_string(), phi));
         }
-        let nb = self.n_bodies;
         let (nq, nv) = (self.layout.nq(), self.layout.nv());
         let (nl, np) = (self.constraints.len(), self.n_params);
         let phis: Vec<Id> = self.constraints.iter().map(|c| c.1).collect();
@@ -914,27 +913,80 @@ impl<'g> ElementBuilder<'g> {
 
         let mut roles: Vec<RoleOutputs> = Vec::new();
 
-        // Res.
-        {
-            let mut out = Vec::with_capacity(2 * nv + nl);
-            for r in &r_out {
-                out.push(or_zero(self.g, *r));
-            }
-            for &p in &phis {
-                out.push(self.g.div(p, bh2));
-            }
-            for f in &f_all {
-                out.push(or_zero(self.g, *f));
-            }
-            let blocks = vec![
-                Block::Dense { len: nv },
-                Block::Dense { len: nl },
-                Block::Dense { len: nv },
-            ];
-            roles.push((Role::Res, out, blocks));
+        roles.push(self.res_role(&r_out, &phis, &f_all, bh2));
+        roles.extend(self.iteration_roles([&r_out, &r_out_ng], &b_rows, gh, bh2));
+
+        // Ic.
+        roles.push(self.initial_conditions(&m_rows, &b_rows, &r_dyn, &phis));
+
+        let (out_names, out) = self.out_role();
+        roles.push(out);
+
+        let (state_params, post) = self.post_role();
+        roles.push(post);
+
+        match self.kind {
+            Coordinates::RigidBody => roles.extend(self.owner_roles()?),
+            Coordinates::VectorSpace => roles.extend(self.vector_owner_roles()?),
+            Coordinates::EulerBody => roles.extend(self.euler_owner_roles()?),
+            Coordinates::Connector => {}
         }
 
-        // Iter and IterNoqv.
+        let sizes = SlotSizes([nq, nv, nv, nl, np, 4, nv, 1]);
+        let mut funcs = self.substitute_rotations(roles, sizes)?;
+        funcs.sort_by_key(|f| f.0);
+
+        Ok(ElementFunctions {
+            name: self.name.clone(),
+            nq,
+            nv,
+            nl,
+            np,
+            owns_coordinates: self.kind != Coordinates::Connector,
+            outputs: out_names,
+            multipliers: self.constraints.iter().map(|c| c.0.clone()).collect(),
+            state_params,
+            roles: funcs,
+        })
+    }
+
+    /// `Res`: r_dyn = M v̇/(1+α′) + f, the constraints scaled by 1/(β′h²), and f.
+    fn res_role(
+        &mut self,
+        r_out: &[Option<Id>],
+        phis: &[Id],
+        f_all: &[Option<Id>],
+        bh2: Id,
+    ) -> RoleOutputs {
+        let (nv, nl) = (r_out.len(), phis.len());
+        let mut out = Vec::with_capacity(2 * nv + nl);
+        for r in r_out {
+            out.push(or_zero(self.g, *r));
+        }
+        for &p in phis {
+            out.push(self.g.div(p, bh2));
+        }
+        for f in f_all {
+            out.push(or_zero(self.g, *f));
+        }
+        let blocks = vec![
+            Block::Dense { len: nv },
+            Block::Dense { len: nl },
+            Block::Dense { len: nv },
+        ];
+        (Role::Res, out, blocks)
+    }
+
+    /// `Iter` and `IterNoqv` from the residual rows with and without the gyroscopic
+    /// loads: the tangent operator of every rigid body, then the iteration matrix.
+    fn iteration_roles(
+        &mut self,
+        [r_out, r_out_ng]: [&[Option<Id>]; 2],
+        b_rows: &[Grad],
+        gh: Id,
+        bh2: Id,
+    ) -> Vec<RoleOutputs> {
+        let (nb, nv, nl) = (self.n_bodies, r_out.len(), b_rows.len());
         let tangents: Vec<M3> = (0..nb)
             .map(|k| match self.body_segs[k] {
                 Seg::Rigid { v, .. } => {
@@ -953,8 +1005,9 @@ impl<'g> ElementBuilder<'g> {
             .map(|t| t.map(|row| row.map(|x| self.g.mul(bh2, x))))
             .collect();
         self.differ.set_iteration(gh, bh2, bh2_t, nv);
-        for (role, rows) in [(Role::Iter, &r_out), (Role::IterNoqv, &r_out_ng)] {
-            let (out, entries) = self.iteration_matrix(rows, &b_rows, &tangents, gh, bh2);
+        let mut roles = Vec::with_capacity(2);
+        for (role, rows) in [(Role::Iter, r_out), (Role::IterNoqv, r_out_ng)] {
+            let (out, entries) = self.iteration_matrix(rows, b_rows, &tangents, gh, bh2);
             let blocks = vec![Block::Sparse {
                 rows: nv + nl,
                 cols: nv + nl,
@@ -962,11 +1015,12 @@ impl<'g> ElementBuilder<'g> {
             }];
             roles.push((role, out, blocks));
         }
+        roles
+    }
 
-        // Ic.
-        roles.push(self.initial_conditions(&m_rows, &b_rows, &r_dyn, &phis));
-
-        // Out.
+    /// `Out`: a body's own channels (R, θ, Ṙ, ω, ω̄ by component) then the declared
+    /// outputs; with the channel names.
+    fn out_role(&mut self) -> (Vec<String>, RoleOutputs) {
         let mut out_names = Vec::new();
         let mut out_ids = Vec::new();
         if matches!(self.kind, Coordinates::RigidBody | Coordinates::EulerBody) {
@@ -997,29 +1051,31 @@ impl<'g> ElementBuilder<'g> {
             out_ids.push(*e);
         }
         let n_out = out_ids.len();
-        roles.push((Role::Out, out_ids, vec![Block::Dense { len: n_out }]));
+        (
+            out_names,
+            (Role::Out, out_ids, vec![Block::Dense { len: n_out }]),
+        )
+    }
 
-        // Post.
+    /// `Post`: the new values of the state parameters; with their parameter indices.
+    fn post_role(&mut self) -> (Vec<usize>, RoleOutputs) {
         let state_params: Vec<usize> = self.states.iter().map(|s| s.0).collect();
         let post: Vec<Id> = self.states.iter().map(|s| s.1).collect();
-        roles.push((
-            Role::Post,
-            post,
-            vec![Block::Dense {
-                len: self.states.len(),
-            }],
-        ));
+        let blocks = vec![Block::Dense {
+            len: self.states.len(),
+        }];
+        (state_params, (Role::Post, post, blocks))
+    }
 
-        match self.kind {
-            Coordinates::RigidBody => roles.extend(self.owner_roles()?),
-            Coordinates::VectorSpace => roles.extend(self.vector_owner_roles()?),
-            Coordinates::EulerBody => roles.extend(self.euler_owner_roles()?),
-            Coordinates::Connector => {}
-        }
-
-        // Replace the rotation matrix symbols by Shabana's matrix of the quaternions.
+    /// The role functions: every rotation-matrix symbol replaced by Shabana's matrix
+    /// of the body's quaternion (an error if another symbol is left).
+    fn substitute_rotations(
+        &mut self,
+        roles: Vec<RoleOutputs>,
+        sizes: SlotSizes,
+    ) -> Result<Vec<(Role, Func, Vec<Block>)>, DiffError> {
         let mut sym_map = HashMap::new();
-        for k in 0..nb {
+        for k in 0..self.n_bodies {
             let Seg::Rigid { q, .. } = self.body_segs[k] else {
                 continue;
             };
@@ -1036,7 +1092,6 @@ impl<'g> ElementBuilder<'g> {
             _ => None,
         };
         let mut memo = HashMap::new();
-        let sizes = SlotSizes([nq, nv, nv, nl, np, 4, nv, 1]);
         let mut funcs = Vec::new();
         for (role, outs, blocks) in roles {
             let new = ad::substitute(self.g, &outs, &leaf, &mut memo);
@@ -1054,20 +1109,7 @@ impl<'g> ElementBuilder<'g> {
             };
             funcs.push((role, func, blocks));
         }
-        funcs.sort_by_key(|f| f.0);
-
-        Ok(ElementFunctions {
-            name: self.name.clone(),
-            nq,
-            nv,
-            nl,
-            np,
-            owns_coordinates: self.kind != Coordinates::Connector,
-            outputs: out_names,
-            multipliers: self.constraints.iter().map(|c| c.0.clone()).collect(),
-            state_params,
-            roles: funcs,
-        })
+        Ok(funcs)
     }
 
     /// (∂r/∂δ) T(Δ) for one sparse row: translations unchanged, the three rotation

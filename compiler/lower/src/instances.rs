@@ -1,0 +1,359 @@
+//! Instances: bodies (owners of coordinates), connectors and their connections,
+//! nested instances flattened, runtime inputs and element state.
+
+use super::*;
+
+impl<'a> Lowering<'a> {
+    pub(super) fn body_instance(&mut self, inst: &fdc_frontend::ast::Instance) {
+        let Some(def) = self.typedef(&inst.ty.name, inst.ty.span) else {
+            return;
+        };
+        let Some(kind) = body_kind(def) else {
+            self.err(
+                inst.ty.span,
+                format!(
+                    "`{}` is not a body type (it has no coordinates)",
+                    inst.ty.name
+                ),
+            );
+            return;
+        };
+        let fields = self.model_fields(&inst.fields);
+        let index = self.bodies.len();
+        // Register the body before its own parameters are computed: its defaults may
+        // refer to itself, at an unknown (NaN) configuration.
+        let body = Body {
+            kind,
+            q0: vec![f64::NAN; 7],
+            v0: Vec::new(),
+            q_offset: self.nq,
+            v_offset: self.nv,
+        };
+        let nv = body.nv();
+        self.nq += 7;
+        self.nv += nv;
+        self.bodies.push(body);
+        self.bodies[index].v0 = vec![f64::NAN; nv];
+        self.body_names.insert(inst.name.name.clone(), index);
+        let key = (inst.ty.name.clone(), vec![]);
+        if !self.ensure_type(def, &key, &[]) {
+            return;
+        }
+        let (q, v) = self.local_state(&[index], None);
+        let Some(p) = self.params_of(&key, &q, &v, &fields, &inst.name.name, inst.span, true)
+        else {
+            return;
+        };
+        let lt = &self.cache[&key];
+        let Some(fi) = lt.fn_index else { return };
+        let init = self.types[fi]
+            .role(Role::Init)
+            .map(|(f, _)| f.outputs.clone());
+        let Some(init) = init else { return };
+        match eval_nodes(&self.graph, &init, &[], &[], &p, Time::Forbidden) {
+            Ok(x) => {
+                self.bodies[index].q0 = x[..7].to_vec();
+                self.bodies[index].v0 = x[7..7 + nv].to_vec();
+            }
+            Err(msg) => self.err(inst.span, msg),
+        }
+        self.push_instance(fi, &inst.name.name, p, &[index], None);
+    }
+
+    /// `own`: the global offsets (q, v) and number of a vector-space element's own
+    /// coordinates, which come first in its maps.
+    pub(super) fn push_instance(
+        &mut self,
+        fi: usize,
+        name: &str,
+        params: Vec<f64>,
+        bodies: &[usize],
+        own: Option<(usize, usize, usize)>,
+    ) -> usize {
+        let nl = self.types[fi].nl;
+        let mut q_map = Vec::new();
+        let mut v_map = Vec::new();
+        if let Some((q, v, n)) = own {
+            q_map.extend(q..q + n);
+            v_map.extend(v..v + n);
+        }
+        for &b in bodies {
+            let body = &self.bodies[b];
+            q_map.extend(body.q_offset..body.q_offset + 7);
+            v_map.extend(body.v_offset..body.v_offset + body.nv());
+        }
+        let lambda_map = (self.nl..self.nl + nl).collect();
+        self.nl += nl;
+        self.instances.push(Instance {
+            name: name.to_string(),
+            type_index: fi,
+            params,
+            q_map,
+            v_map,
+            lambda_map,
+        });
+        self.instances.len() - 1
+    }
+
+    /// A body name or `ground` given as a connection at model level.
+    pub(super) fn connection(&mut self, e: &Expr) -> Option<Option<usize>> {
+        match &e.kind {
+            ExprKind::Name(n) if n == "ground" => Some(None),
+            ExprKind::Name(n) => match self.body_names.get(n) {
+                Some(&b) => Some(Some(b)),
+                None => {
+                    self.err(e.span, format!("`{n}` is not a body"));
+                    None
+                }
+            },
+            _ => {
+                self.err(e.span, "a connection is a body name or `ground`");
+                None
+            }
+        }
+    }
+
+    pub(super) fn top_instance(&mut self, inst: &'a fdc_frontend::ast::Instance) {
+        let Some(def) = self.typedef(&inst.ty.name, inst.ty.span) else {
+            return;
+        };
+        let mut conns = Vec::new();
+        for c in &inst.connections {
+            match self.connection(c) {
+                Some(b) => conns.push(b),
+                None => return,
+            }
+        }
+        // Defaulted connections (`b2: body = ground`) are ground.
+        for (i, cp) in def.connections.iter().enumerate().skip(conns.len()) {
+            match &cp.default {
+                Some(d) => match self.connection(d) {
+                    Some(b) => conns.push(b),
+                    None => return,
+                },
+                None => {
+                    self.err(
+                        inst.connections_span,
+                        format!(
+                            "connection {} (`{}`) of `{}` is missing",
+                            i + 1,
+                            cp.name.name,
+                            def.name.name
+                        ),
+                    );
+                    return;
+                }
+            }
+        }
+        let (timed, plain): (Vec<&'a Field>, Vec<&'a Field>) =
+            inst.fields.iter().partition(|f| mentions_time(&f.value));
+        let fields = self.model_fields(plain);
+        let timed: Vec<(String, &'a Expr)> = timed
+            .into_iter()
+            .map(|f| (f.name.name.clone(), &f.value))
+            .collect();
+        for (n, e) in &timed {
+            if !def
+                .body
+                .iter()
+                .any(|s| matches!(&s.kind, StmtKind::Param(d) if &d.name.name == n))
+            {
+                self.err(e.span, format!("`{}` has no field `{n}`", def.name.name));
+            }
+        }
+        self.instantiate(def, &conns, &fields, &timed, &inst.name.name, inst.span);
+    }
+
+    pub(super) fn instantiate(
+        &mut self,
+        def: &'a TypeDef,
+        conns: &[Option<usize>],
+        fields: &[(String, Vec<f64>, Span, Option<usize>)],
+        timed: &[(String, &'a Expr)],
+        name: &str,
+        span: Span,
+    ) {
+        if name.matches('.').count() > 16 {
+            self.err(
+                span,
+                "element types nest too deeply (a type includes itself?)",
+            );
+            return;
+        }
+        if conns.len() != def.connections.len() {
+            self.err(
+                span,
+                format!(
+                    "`{}` connects {} bodies, {} given",
+                    def.name.name,
+                    def.connections.len(),
+                    conns.len()
+                ),
+            );
+            return;
+        }
+        let mask: Vec<Option<BodyKind>> = conns
+            .iter()
+            .map(|c| c.map(|b| self.bodies[b].kind))
+            .collect();
+        // Fields that depend on t make the type this instance's own.
+        let type_name = if timed.is_empty() {
+            def.name.name.clone()
+        } else {
+            format!("{}@{name}", def.name.name)
+        };
+        let key = (type_name, mask);
+        if !self.ensure_type(def, &key, timed) {
+            return;
+        }
+        let bodies: Vec<usize> = conns.iter().flatten().copied().collect();
+        let n_own = self.cache[&key].n_own;
+        let (p, own) = if n_own == 0 {
+            let (q, v) = self.local_state(&bodies, None);
+            let Some(p) = self.params_of(&key, &q, &v, fields, name, span, true) else {
+                return;
+            };
+            (p, None)
+        } else {
+            // The initial values of the own coordinates are parameter slots computed
+            // first (with the coordinates unknown), then the rest with them known.
+            let nan = vec![f64::NAN; n_own];
+            let (q, v) = self.local_state(&bodies, Some((&nan, &nan)));
+            let n_err = self.errors.len();
+            let first = self.params_of(&key, &q, &v, fields, name, span, false);
+            let q0: Option<Vec<f64>> =
+                first.map(|p| self.cache[&key].own_init.iter().map(|&o| p[o]).collect());
+            let Some(q0) = q0 else { return };
+            // Problems of this pass are reported by the next one.
+            self.errors.truncate(n_err);
+            let v0 = vec![0.0; n_own];
+            let (q, v) = self.local_state(&bodies, Some((&q0, &v0)));
+            let Some(p) = self.params_of(&key, &q, &v, fields, name, span, true) else {
+                return;
+            };
+            let own = (self.nq, self.nv, n_own);
+            self.nq += n_own;
+            self.nv += n_own;
+            self.own_coordinates(name, &q0, own);
+            (p, Some(own))
+        };
+        // Fields of nested instances see the own coordinates at their initial values.
+        let own_q: Vec<f64> = self.cache[&key].own_init.iter().map(|&o| p[o]).collect();
+        let zeros = vec![0.0; n_own];
+        let (q, v) = self.local_state(&bodies, own.map(|_| (&own_q[..], &zeros[..])));
+        let lt = &self.cache[&key];
+        let fn_index = lt.fn_index;
+        // Nested instances: connections through the parent's, fields as numbers.
+        let mut subs = Vec::new();
+        for sub in &lt.subs {
+            let sub_conns: Vec<Option<usize>> = sub
+                .conns
+                .iter()
+                .map(|c| match c {
+                    BodyRef::Ground => None,
+                    BodyRef::Local(k) => Some(bodies[*k]),
+                })
+                .collect();
+            let mut sub_fields = Vec::new();
+            for (fname, nodes, fspan) in &sub.fields {
+                match eval_nodes(&self.graph, nodes, &q, &v, &p, Time::Forbidden) {
+                    Ok(x) => sub_fields.push((fname.clone(), x, *fspan, None)),
+                    Err(msg) => self.errors.push(LowerError {
+                        span: Some(*fspan),
+                        message: msg,
+                        ..Default::default()
+                    }),
+                }
+            }
+            subs.push((
+                sub.ty.clone(),
+                sub_conns,
+                sub_fields,
+                format!("{name}.{}", sub.name),
+                // Problems of a preset's primitives are reported at the user's instance.
+                span,
+            ));
+        }
+        if let Some(fi) = fn_index {
+            let idx = self.push_instance(fi, name, p, &bodies, own);
+            self.record_inputs(&key, idx, fields);
+        }
+        for (ty, c, f, n, s) in subs {
+            if let Some(d) = self.typedef(&ty, s) {
+                self.instantiate(d, &c, &f, &[], &n, s);
+            }
+        }
+    }
+
+    /// Inputs passed directly as a field value drive that parameter at run time.
+    pub(super) fn record_inputs(
+        &mut self,
+        key: &TypeKey,
+        instance: usize,
+        fields: &[(String, Vec<f64>, Span, Option<usize>)],
+    ) {
+        for (fname, _, _, input) in fields {
+            let Some(input) = input else { continue };
+            if let Some(slot) = self.cache[key].slots.iter().find(|s| &s.name == fname) {
+                self.inputs[*input].targets.push((instance, slot.offset));
+            }
+        }
+    }
+
+    /// The initial local q and v of an element: its own coordinates (if any), then
+    /// those of its bodies.
+    pub(super) fn local_state(
+        &self,
+        bodies: &[usize],
+        own: Option<(&[f64], &[f64])>,
+    ) -> (Vec<f64>, Vec<f64>) {
+        let (mut q, mut v) = match own {
+            Some((q, v)) => (q.to_vec(), v.to_vec()),
+            None => (Vec::new(), Vec::new()),
+        };
+        for &b in bodies {
+            q.extend_from_slice(&self.bodies[b].q0);
+            v.extend_from_slice(&self.bodies[b].v0);
+        }
+        (q, v)
+    }
+
+    /// The owner of a vector-space element's coordinates: an element of its own with
+    /// `Init` (q₀ and zero rates, its parameters), `Update` (q + Δ) and `Scale` and no
+    /// equations; the element's equations act on these coordinates like a connector.
+    pub(super) fn own_coordinates(&mut self, name: &str, q0: &[f64], own: (usize, usize, usize)) {
+        let n = q0.len();
+        let fi = match self.owner_types.get(&n) {
+            Some(&fi) => fi,
+            None => {
+                let mut graph = std::mem::take(&mut self.graph);
+                let type_name = format!("coordinates[{n}]");
+                let mut b =
+                    ElementBuilder::new(&mut graph, &type_name, Coordinates::VectorSpace, n, 2 * n);
+                let p: Vec<fdc_ir::Id> = (0..2 * n).map(|i| b.param(i)).collect();
+                b.vector_initial(p[..n].to_vec(), p[n..].to_vec());
+                let r = b.finish();
+                self.graph = graph;
+                match r {
+                    Ok(funcs) => {
+                        self.types.push(funcs);
+                        let fi = self.types.len() - 1;
+                        self.owner_types.insert(n, fi);
+                        fi
+                    }
+                    Err(e) => {
+                        self.errors.push(LowerError {
+                            span: None,
+                            message: e.to_string(),
+                            ..Default::default()
+                        });
+                        return;
+                    }
+                }
+            }
+        };
+        let mut params = q0.to_vec();
+        params.extend(std::iter::repeat_n(0.0, n));
+        self.push_instance(fi, &format!("{name}.coordinates"), params, &[], Some(own));
+    }
+}

@@ -1,0 +1,158 @@
+//! Numbers: model-level expressions evaluated numerically, the fields of an instance,
+//! and the parameter slots of an element type with their values per instance.
+
+use super::*;
+
+impl<'a> Lowering<'a> {
+    /// A model-level expression as numbers.
+    pub(super) fn numeric(&mut self, e: &Expr) -> Option<Vec<f64>> {
+        let mut g = Graph::new();
+        let mut lw = Lowerer::new(&self.globals, Target::Plain(&mut g));
+        let v = lw.expr(e);
+        let errors = std::mem::take(&mut lw.errors);
+        drop(lw);
+        self.errors.extend(errors);
+        let ids = match v?.scalars() {
+            Some(ids) => ids,
+            None => {
+                self.err(e.span, "expected a number, vector, matrix or quaternion");
+                return None;
+            }
+        };
+        match eval_nodes(&g, &ids, &[], &[], &[], Time::Forbidden) {
+            Ok(x) => Some(x),
+            Err(msg) => {
+                self.err(e.span, msg);
+                None
+            }
+        }
+    }
+
+    /// Fields of an instance evaluated at model level: name → (value, input it copies).
+    pub(super) fn model_fields<'f>(
+        &mut self,
+        fields: impl IntoIterator<Item = &'f Field>,
+    ) -> Vec<(String, Vec<f64>, Span, Option<usize>)> {
+        let mut out = Vec::new();
+        for f in fields {
+            let input = match &f.value.kind {
+                ExprKind::Name(n) => self.input_names.get(n).copied(),
+                _ => None,
+            };
+            if let Some(v) = self.numeric(&f.value) {
+                out.push((f.name.name.clone(), v, f.span, input));
+            }
+        }
+        out
+    }
+
+    /// The parameter vector of one instance: fields, defaults and hidden slots, in
+    /// slot order (each may use the slots before it).
+    /// `q`, `v`: the element's local state at t = 0. `finite`: whether a NaN or
+    /// infinite value is an error (not while the own coordinates are still unknown).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn params_of(
+        &mut self,
+        key: &TypeKey,
+        q: &[f64],
+        v: &[f64],
+        fields: &[(String, Vec<f64>, Span, Option<usize>)],
+        name: &str,
+        span: Span,
+        finite: bool,
+    ) -> Option<Vec<f64>> {
+        let (q, v) = (q.to_vec(), v.to_vec());
+        let lt = &self.cache[key];
+        let mut p = vec![f64::NAN; lt.n_params];
+        enum Fill<'s> {
+            Slot(&'s ParamSlot),
+            Hidden(&'s Hidden),
+        }
+        let mut order: Vec<(usize, Fill)> =
+            lt.slots.iter().map(|s| (s.offset, Fill::Slot(s))).collect();
+        order.extend(lt.hidden.iter().map(|h| (h.offset, Fill::Hidden(h))));
+        order.sort_by_key(|o| o.0);
+        let mut errors = Vec::new();
+        for (name_f, _, fspan, _) in fields {
+            if !lt.slots.iter().any(|s| &s.name == name_f) {
+                errors.push(LowerError {
+                    span: Some(*fspan),
+                    message: format!("`{}` has no field `{name_f}`", key.0),
+                    ..Default::default()
+                });
+            }
+        }
+        for (offset, fill) in order {
+            let value = match fill {
+                Fill::Slot(s) => match fields.iter().find(|f| f.0 == s.name) {
+                    Some((_, x, fspan, _)) => {
+                        if x.len() != s.size {
+                            errors.push(LowerError {
+                                span: Some(*fspan),
+                                message: format!(
+                                    "field `{}` has {} components, `{}` expects {}",
+                                    s.name,
+                                    x.len(),
+                                    key.0,
+                                    s.size
+                                ),
+                                ..Default::default()
+                            });
+                            continue;
+                        }
+                        Ok(x.clone())
+                    }
+                    None => match &s.default {
+                        Some(nodes) => eval_nodes(&self.graph, nodes, &q, &v, &p, Time::Forbidden),
+                        None => {
+                            errors.push(LowerError {
+                                span: Some(span),
+                                message: format!(
+                                    "`{name}` needs the field `{}` (declared at {}..{})",
+                                    s.name, s.span.start, s.span.end
+                                ),
+                                ..Default::default()
+                            });
+                            continue;
+                        }
+                    },
+                },
+                Fill::Hidden(h) => eval_hidden(&self.graph, h, &q, &v, &p),
+            };
+            match value {
+                Ok(x) => p[offset..offset + x.len()].copy_from_slice(&x),
+                Err(msg) => errors.push(LowerError {
+                    span: Some(span),
+                    message: format!("`{name}`: {msg}"),
+                    ..Default::default()
+                }),
+            }
+        }
+        if errors.is_empty() && finite {
+            // A NaN here (a zero axis, a zero distance) would only surface later as an
+            // "inconsistent configuration"; name the parameter instead.
+            if let Some(bad) = p.iter().position(|x| !x.is_finite()) {
+                let what = lt
+                    .slots
+                    .iter()
+                    .find(|s| (s.offset..s.offset + s.size).contains(&bad))
+                    .map(|s| format!("parameter `{}`", s.name))
+                    .unwrap_or_else(|| {
+                        "a value taken from the initial configuration (`initial`, `.local`)"
+                            .to_string()
+                    });
+                errors.push(LowerError {
+                    span: Some(span),
+                    message: format!(
+                        "`{name}`: {what} of `{}` is {} (a zero-length axis or distance?)",
+                        key.0, p[bad]
+                    ),
+                    ..Default::default()
+                });
+            }
+        }
+        let ok = errors.is_empty();
+        self.errors.extend(errors);
+        ok.then_some(p)
+    }
+}
