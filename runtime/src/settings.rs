@@ -85,7 +85,8 @@ pub struct Settings {
     pub newton: Newton,
     /// Error tolerance ε of the step size control; `None` runs with the fixed step.
     pub adaptive: Option<f64>,
-    /// A step below this ends the run with an error.
+    /// A step below this ends the run with an error; no accepted step is shorter
+    /// (and none is 0: the floor is at least 16 ε_machine max(|t|, 1)).
     pub step_min: f64,
     pub step_max: f64,
     pub linear: LinearSolverKind,
@@ -168,6 +169,12 @@ impl Settings {
             return Err(format!(
                 "minimum step {} must lie in [0, step]",
                 self.step_min
+            ));
+        }
+        if self.output_every > 0.0 && self.output_every < self.step_min {
+            return Err(format!(
+                "output interval {} is shorter than the minimum step {}",
+                self.output_every, self.step_min
             ));
         }
         if self.step_max.is_nan() || self.step_max <= 0.0 {

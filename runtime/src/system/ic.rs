@@ -237,6 +237,7 @@ impl System {
         self.stats = RunStats::default();
         self.step_times = Vec::new();
         self.reserve_timing(settings);
+        self.monitor = diverge::Monitor::start(&self.v, &self.lam);
         self.initialized = true;
         Ok(())
     }

@@ -99,8 +99,14 @@ macro_rules! trial_view {
 }
 
 enum Outcome {
-    Accepted { theta: f64 },
-    Rejected { cause: String },
+    Accepted {
+        theta: f64,
+    },
+    /// `singular`: the iteration matrix was singular at this unknown.
+    Rejected {
+        cause: String,
+        singular: Option<usize>,
+    },
 }
 
 /// A model ready to integrate.
@@ -162,6 +168,8 @@ pub struct System {
     removed: Vec<bool>,
     warnings: Vec<String>,
     initialized: bool,
+    /// Watches the accepted states for divergence.
+    monitor: diverge::Monitor,
     h: f64,
     stats: RunStats,
     step_times: Vec<f64>,
@@ -176,6 +184,7 @@ fn two_norm(x: &[f64]) -> f64 {
 }
 
 mod culprit;
+mod diverge;
 mod eval;
 mod ic;
 pub mod linearize;

@@ -63,14 +63,32 @@ impl System {
             self.stats.newton_iterations += 1;
             let fresh = it.new_matrix;
             if fresh {
-                self.factorize_iter(settings, &c)?;
+                if let Some(i) = self.factorize_iter(settings, &c)? {
+                    // Like a Newton failure: a shorter step may pass (a mechanism near
+                    // a singular position); at the minimum step the run ends.
+                    let cause = format!(
+                        "singular iteration matrix at {} (elements acting on it: {}) in the step to t = {}",
+                        self.labels[i],
+                        quoted(&self.acting_on(i)),
+                        self.t_new
+                    );
+                    return Ok(Outcome::Rejected {
+                        cause,
+                        singular: Some(i),
+                    });
+                }
             }
             it.new_matrix = !it.keep;
             self.correct(&c, it.phi_floor)?;
             match self.converge(settings, &c, &mut it, k, fresh, corr)? {
                 Verdict::Converged => return Ok(self.estimate(settings, &c)),
                 Verdict::Continue => {}
-                Verdict::Reject(cause) => return Ok(Outcome::Rejected { cause }),
+                Verdict::Reject(cause) => {
+                    return Ok(Outcome::Rejected {
+                        cause,
+                        singular: None,
+                    })
+                }
             }
         }
         Ok(Outcome::Rejected {
@@ -80,6 +98,7 @@ impl System {
                 self.largest_residual(),
                 self.largest_correction()
             ),
+            singular: None,
         })
     }
 
@@ -145,12 +164,13 @@ impl System {
         }
     }
 
-    /// Assembles and factorizes the iteration matrix at the trial state.
+    /// Assembles and factorizes the iteration matrix at the trial state; a singular
+    /// matrix gives the unknown of its dependent column.
     fn factorize_iter(
         &mut self,
         settings: &Settings,
         c: &Coefficients,
-    ) -> Result<(), SimErrorKind> {
+    ) -> Result<Option<usize>, SimErrorKind> {
         self.assemble_iter(c, settings.iter_noqv);
         if let Some(pos) = self.jv[..self.jp.nnz()].iter().position(|a| !a.is_finite()) {
             let u = self.labels[self.jp_col_of(pos)].clone();
@@ -158,14 +178,10 @@ impl System {
         }
         let solver = self.js.as_mut().expect("solvers exist after initialize");
         self.stats.factorizations += 1;
-        if let Err(s) = solver.factorize(&self.jv[..self.jp.nnz()]) {
-            return Err(SimErrorKind::Singular {
-                unknown: self.labels[s.index].clone(),
-                elements: self.acting_on(s.index),
-                t_trial: self.t_new,
-            });
-        }
-        Ok(())
+        Ok(solver
+            .factorize(&self.jv[..self.jp.nnz()])
+            .err()
+            .map(|s| s.index))
     }
 
     /// One Newton correction with the factorized matrix: Δx = −J⁻¹R, x += Δx, and the
@@ -324,6 +340,7 @@ impl System {
                 quoted(&self.acting_on(i)),
                 self.t_new
             ),
+            singular: None,
         }
     }
 }

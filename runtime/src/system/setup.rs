@@ -400,6 +400,7 @@ impl System {
             removed: vec![false; nl],
             warnings: Vec::new(),
             initialized: false,
+            monitor: Default::default(),
             h: 0.0,
             stats: RunStats::default(),
             step_times: Vec::new(),

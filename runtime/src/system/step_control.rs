@@ -72,6 +72,44 @@ impl System {
         self.stats.t = self.t;
     }
 
+    /// The shortest step: `step_min`, and never below the resolution of the time
+    /// (so no step is 0).
+    fn h_floor(&self, settings: &Settings) -> f64 {
+        settings
+            .step_min
+            .max(16.0 * f64::EPSILON * self.t.abs().max(1.0))
+    }
+
+    /// The error when a rejected step would go below the minimum: a singular
+    /// iteration matrix says whether [M Bᵀ; B 0] is singular at the configuration
+    /// reached (redundant or conflicting constraints there) or only along the way.
+    #[cold]
+    fn below_minimum(
+        &mut self,
+        settings: &Settings,
+        cause: String,
+        singular: Option<usize>,
+    ) -> SimErrorKind {
+        let Some(i) = singular else {
+            return SimErrorKind::StepBelowMinimum {
+                h: self.h,
+                h_min: settings.step_min,
+                cause,
+            };
+        };
+        let t_trial = self.t_new;
+        let c = self.coefficients(settings, self.h);
+        self.assemble_ic(&c);
+        let solver = self.ics.as_mut().expect("solvers exist after initialize");
+        let at_configuration = solver.factorize(&self.icv[..self.icp.nnz()]).is_err();
+        SimErrorKind::Singular {
+            unknown: self.labels[i].clone(),
+            elements: self.acting_on(i),
+            t_trial,
+            at_configuration,
+        }
+    }
+
     /// Integrates from the accepted state to `t_stop` exactly, with step control.
     // SimError carries the statistics by value; the error path is cold.
     #[allow(clippy::result_large_err)]
@@ -85,7 +123,9 @@ impl System {
         while t_stop - self.t > 1e-12 * t_stop.abs().max(1.0) {
             let mut h = self.h.min(settings.step_max);
             let remaining = t_stop - self.t;
-            let hit = 1.1 * h >= remaining;
+            // Land on t_stop when it is near, and never leave a remainder shorter than
+            // the minimum step (no accepted step is shorter than step_min).
+            let hit = 1.1 * h >= remaining || remaining - h < self.h_floor(settings);
             if hit {
                 h = remaining;
             }
@@ -99,6 +139,9 @@ impl System {
             match outcome {
                 Outcome::Accepted { theta } => {
                     self.accept(settings, h);
+                    if let Some((i, g)) = self.monitor.check(&self.v, &self.lam) {
+                        return Err(self.sim_error(self.diverged(i, g, None)));
+                    }
                     if hit {
                         self.t = t_stop;
                         self.stats.t = t_stop;
@@ -118,7 +161,9 @@ impl System {
                         } else {
                             5.0
                         };
-                        self.h = (h * factor.min(5.0)).min(settings.step_max);
+                        self.h = (h * factor.min(5.0))
+                            .min(settings.step_max)
+                            .max(self.h_floor(settings));
                     } else if !hit || h >= self.h {
                         self.h = (2.0 * self.h).min(settings.step);
                     }
@@ -129,17 +174,12 @@ impl System {
                         }
                     }
                 }
-                Outcome::Rejected { cause } => {
+                Outcome::Rejected { cause, singular } => {
                     self.stats.rejected += 1;
                     self.h = h / 2.0;
-                    if self.h < settings.step_min {
-                        let h_min = settings.step_min;
-                        let h = self.h;
-                        return Err(self.sim_error(SimErrorKind::StepBelowMinimum {
-                            h,
-                            h_min,
-                            cause,
-                        }));
+                    if self.h < self.h_floor(settings) {
+                        let kind = self.below_minimum(settings, cause, singular);
+                        return Err(self.sim_error(self.or_diverged(kind)));
                     }
                 }
             }
