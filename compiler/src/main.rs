@@ -47,6 +47,7 @@ enum Command {
     /// Run the language server on stdin/stdout (for editors; see docs/editors.md).
     Lsp,
     /// Compile and simulate a model; write the results as CSV (also `fdc FILE.fd`).
+    #[command(after_help = fdc_runtime::Settings::defaults_help())]
     Run(Box<run::RunArgs>),
     /// Compile a model without running it (`--timings` prints every phase).
     Build(Box<build_cmd::BuildArgs>),

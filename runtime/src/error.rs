@@ -117,12 +117,25 @@ impl std::error::Error for RuntimeError {}
 pub enum SimErrorKind {
     /// Rejected steps (Newton divergence or error estimate) drove the step below h_min.
     StepBelowMinimum { h: f64, h_min: f64, cause: String },
-    /// The iteration matrix is singular at the named unknown in the step to
-    /// `t_trial`; `elements` are the instances acting on it.
+    /// The iteration matrix stayed singular at the named unknown while the step to
+    /// `t_trial` was halved down to the minimum; `elements` are the instances acting
+    /// on it. `at_configuration`: [M Bᵀ; B 0] is singular at the configuration reached
+    /// too (redundant or conflicting constraints there), else it became singular only
+    /// along the way (the step is too large for the motion).
     Singular {
         unknown: String,
         elements: Vec<String>,
         t_trial: f64,
+        at_configuration: bool,
+    },
+    /// The velocities or multipliers grew without bound: `unknown` grew most, by
+    /// `growth` over its scale at the start; `cause` is the failure of the step
+    /// control that revealed it, if any.
+    Diverged {
+        unknown: String,
+        elements: Vec<String>,
+        growth: f64,
+        cause: Option<String>,
     },
     /// A residual, matrix entry or correction is NaN or infinite at the named unknown
     /// in the step to `t_trial`; `culprit` is the element that produced it (None when
@@ -146,8 +159,13 @@ pub struct SimError {
 
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at t = {}: ", self.t)?;
-        match &self.kind {
+        write!(f, "at t = {}: {}", self.t, self.kind)
+    }
+}
+
+impl fmt::Display for SimErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             SimErrorKind::StepBelowMinimum { h, h_min, cause } => write!(
                 f,
                 "step size {h:.3e} below the minimum {h_min:.3e} ({cause})"
@@ -156,11 +174,35 @@ impl fmt::Display for SimError {
                 unknown,
                 elements,
                 t_trial,
-            } => write!(
-                f,
-                "singular iteration matrix at {unknown} in the step to t = {t_trial} (elements acting on it: {}; redundant or conflicting constraints)",
-                quoted(elements)
-            ),
+                at_configuration,
+            } => {
+                write!(
+                    f,
+                    "singular iteration matrix at {unknown} in the step to t = {t_trial} down to the minimum step (elements acting on it: {}; ",
+                    quoted(elements)
+                )?;
+                if *at_configuration {
+                    write!(f, "[M B^T; B 0] is singular at the configuration reached: redundant or conflicting constraints there, or a dof without mass)")
+                } else {
+                    write!(f, "[M B^T; B 0] is regular at the configuration reached, so the matrix became singular only along the way: reduce the step or add numerical damping)")
+                }
+            }
+            SimErrorKind::Diverged {
+                unknown,
+                elements,
+                growth,
+                cause,
+            } => {
+                write!(
+                    f,
+                    "the solution diverged: {unknown} grew to {growth:.1e} times its scale at the start (elements acting on it: {}); reduce the step or add numerical damping (alpha closer to -1/3)",
+                    quoted(elements)
+                )?;
+                match cause {
+                    Some(c) => write!(f, "; it ended with: {c}"),
+                    None => Ok(()),
+                }
+            }
             SimErrorKind::NotFinite {
                 unknown,
                 t_trial,

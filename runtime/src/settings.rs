@@ -27,9 +27,12 @@ pub enum Newton {
     Fixed(usize),
 }
 
+/// Tolerance of the default Newton criterion `Velocity` (also `--newton velocity`).
+pub const NEWTON_TOL: f64 = 1e-10;
+
 impl Default for Newton {
     fn default() -> Self {
-        Newton::Velocity { tol: 1e-10 }
+        Newton::Velocity { tol: NEWTON_TOL }
     }
 }
 
@@ -82,7 +85,8 @@ pub struct Settings {
     pub newton: Newton,
     /// Error tolerance ε of the step size control; `None` runs with the fixed step.
     pub adaptive: Option<f64>,
-    /// A step below this ends the run with an error.
+    /// A step below this ends the run with an error; no accepted step is shorter
+    /// (and none is 0: the floor is at least 16 ε_machine max(|t|, 1)).
     pub step_min: f64,
     pub step_max: f64,
     pub linear: LinearSolverKind,
@@ -108,13 +112,15 @@ pub struct Settings {
     pub keep_matrix: bool,
 }
 
+/// The one home of the integrator's defaults: `fdc run --help` prints this table and
+/// `docs/language.md` §7 lists the same values (a driver test compares them).
 impl Default for Settings {
     fn default() -> Self {
         Settings {
             end: 1.0,
             step: 1e-3,
             output_every: 1e-2,
-            alpha: -0.1,
+            alpha: -0.05,
             form: Form::default(),
             newton: Newton::default(),
             adaptive: None,
@@ -165,6 +171,12 @@ impl Settings {
                 self.step_min
             ));
         }
+        if self.output_every > 0.0 && self.output_every < self.step_min {
+            return Err(format!(
+                "output interval {} is shorter than the minimum step {}",
+                self.output_every, self.step_min
+            ));
+        }
         if self.step_max.is_nan() || self.step_max <= 0.0 {
             return Err(format!("maximum step {} must be positive", self.step_max));
         }
@@ -179,6 +191,51 @@ impl Settings {
             return Err("max_newton_iterations must be at least 1".into());
         }
         Ok(())
+    }
+
+    /// The defaults of the `simulate` keys, one `key = value  (meaning)` per line, from
+    /// [`Settings::default`] (the text of `fdc run --help`).
+    pub fn defaults_help() -> String {
+        let d = Settings::default();
+        let newton = match d.newton {
+            Newton::Velocity { tol } => format!("velocity({tol:e})"),
+            Newton::Legacy => "legacy".into(),
+            Newton::Fixed(n) => format!("fixed({n})"),
+        };
+        let lines = [
+            ("end", format!("{}", d.end), "end time [s]"),
+            ("step", format!("{:e}", d.step), "(initial) step [s]"),
+            (
+                "output_every",
+                format!("{:e}", d.output_every),
+                "row interval [s]",
+            ),
+            ("alpha", format!("{}", d.alpha), "HHT alpha in [-1/3, 0]"),
+            ("form", "arnold_bruls".into(), "HHT form"),
+            ("newton", newton, "Newton stopping rule"),
+            (
+                "max_newton_iterations",
+                format!("{}", d.max_newton_iterations),
+                "before a step is rejected",
+            ),
+            (
+                "adaptive",
+                "off".into(),
+                "error tolerance of the step control",
+            ),
+            (
+                "step_min",
+                format!("{:e}", d.step_min),
+                "smallest step [s] (at most `step`)",
+            ),
+            ("step_max", "unbounded".into(), "largest step [s]"),
+            ("linear_solver", "sparse".into(), "sparse or dense LU"),
+        ];
+        let mut s = String::from("Defaults of the simulate settings (docs/language.md §7):\n");
+        for (k, v, what) in lines {
+            s.push_str(&format!("  {k:<22}{v:<16}{what}\n"));
+        }
+        s
     }
 
     /// HHT β and γ for α.

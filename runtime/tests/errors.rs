@@ -466,21 +466,28 @@ fn a_singular_iteration_matrix_names_the_dof_and_the_elements_on_it() {
     sys.initialize(&s).unwrap();
     sys.step(&s).unwrap();
     sys.set_input(0, 0.0);
+    // Every halved attempt meets the same singular matrix: the step goes down to the
+    // minimum, then the run ends; [M Bᵀ; B 0] is singular at the configuration too.
     let err = sys.step(&s).unwrap_err();
     let SimErrorKind::Singular {
         unknown,
         elements,
         t_trial,
+        at_configuration,
     } = &err.kind
     else {
         panic!("{err:?}");
     };
     assert_eq!(unknown, "`bob` velocity dof 1");
     assert_eq!(elements, &["bob".to_string(), "rod".to_string()]);
-    assert!((t_trial - 2.0 * s.step).abs() < 1e-12, "{t_trial}");
+    assert!(*at_configuration);
+    let h = t_trial - s.step;
+    assert!(h > 0.0 && h < 2.0 * s.step_min, "{t_trial}");
+    assert_eq!(err.stats.rejected, 30, "1 ms halved to below 1e-12");
+    let msg = err.to_string();
     assert!(
-        err.to_string()
-            .contains("(elements acting on it: `bob`, `rod`;"),
-        "{err}"
+        msg.contains("(elements acting on it: `bob`, `rod`;")
+            && msg.contains("singular at the configuration reached"),
+        "{msg}"
     );
 }

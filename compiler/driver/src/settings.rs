@@ -38,7 +38,7 @@ fn linear(word: &str) -> Result<LinearSolverKind, String> {
 pub fn parse_newton(s: &str) -> Result<NewtonSetting, String> {
     let (kind, arg) = s.split_once(':').unwrap_or((s, ""));
     match (kind, arg) {
-        ("velocity", "") => Ok(NewtonSetting::Velocity(1e-10)),
+        ("velocity", "") => Ok(NewtonSetting::Velocity(fdc_runtime::settings::NEWTON_TOL)),
         ("velocity", tol) => tol
             .parse()
             .map(NewtonSetting::Velocity)
@@ -70,7 +70,7 @@ pub fn runtime_settings(model: &fdc_lower::Settings, o: &Overrides) -> Result<Se
             .output_every
             .or(model.output_every)
             .unwrap_or(d.output_every),
-        alpha: o.alpha.or(model.alpha).unwrap_or(-0.05),
+        alpha: o.alpha.or(model.alpha).unwrap_or(d.alpha),
         form: match o.form.as_deref().or(model.form.as_deref()) {
             Some(w) => form(w)?,
             None => d.form,
@@ -88,4 +88,40 @@ pub fn runtime_settings(model: &fdc_lower::Settings, o: &Overrides) -> Result<Se
     };
     s.validate()?;
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A model without settings and no flags runs with the runtime's defaults: one
+    /// home for them (`Settings::default`), none hard-coded here.
+    #[test]
+    fn no_settings_means_the_runtime_defaults() {
+        let s = runtime_settings(&fdc_lower::Settings::default(), &Overrides::default()).unwrap();
+        assert_eq!(s, Settings::default());
+        let v = parse_newton("velocity").unwrap();
+        assert!(
+            matches!((v, Settings::default().newton), (NewtonSetting::Velocity(a), Newton::Velocity { tol: b }) if a == b)
+        );
+    }
+
+    /// docs/language.md §7 lists the values of `Settings::defaults_help`.
+    #[test]
+    fn the_documented_defaults_are_the_runtime_defaults() {
+        let doc = include_str!("../../../docs/language.md");
+        let help = Settings::defaults_help();
+        for line in help.lines().skip(1) {
+            let mut w = line.split_whitespace();
+            let (key, value) = (w.next().unwrap(), w.next().unwrap());
+            let row = doc
+                .lines()
+                .find(|l| l.starts_with(&format!("| `{key}` |")))
+                .unwrap_or_else(|| panic!("docs/language.md §7 has no row for `{key}`"));
+            assert!(
+                row.contains(&format!("`{value}`")),
+                "docs/language.md §7 row of `{key}` does not give the default `{value}`: {row}"
+            );
+        }
+    }
 }

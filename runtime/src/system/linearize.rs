@@ -25,7 +25,7 @@
 
 use faer::{Mat, Side};
 
-use super::{call, sparse_entries, System, View};
+use super::{call, sparse_entries, Coefficients, System, View};
 use crate::error::RuntimeError;
 use crate::table::Role;
 
@@ -117,7 +117,12 @@ impl System {
         let nx = nv + nl;
 
         // Consistent v̇ and λ at (q, v): [M Bᵀ; B 0] [v̇; λ] = [Q − h; rhs].
-        let c0 = [0.0, 1.0, 1.0, 1.0];
+        let c0 = Coefficients {
+            alpha: 0.0,
+            beta: 1.0,
+            gamma: 1.0,
+            h: 1.0,
+        };
         self.assemble_ic(&c0);
         let mut m = vec![0.0; nv * nv];
         let active: Vec<usize> = (0..nl).filter(|&l| !self.removed[l]).collect();
@@ -139,7 +144,12 @@ impl System {
 
         // Iteration matrices at (β′, γ′) = (0, 0), (0, 1), (1, 0).
         let mut jac = |beta: f64, gamma: f64| -> Vec<f64> {
-            let c = [0.0, beta, gamma, 1.0];
+            let c = Coefficients {
+                alpha: 0.0,
+                beta,
+                gamma,
+                h: 1.0,
+            };
             let mut j = vec![0.0; nx * nx];
             let w = View {
                 q: &self.q,

@@ -1,0 +1,96 @@
+//! Divergence: the accepted states growing without bound (theory §7: index-3 HHT
+//! without numerical damping, or a step too large for the motion, lets a parasitic
+//! mode grow geometrically). The runtime knows no energy, so it watches what grows in
+//! every such blow-up: the velocities and the multipliers, each relative to its scale
+//! at the start, 1 + ‖v₀‖∞ and 1 + ‖λ₀‖∞.
+
+use super::*;
+
+/// Growth over the start at which a failure of the step control (step below the
+/// minimum, a singular matrix along the way) is reported as divergence: no motion of
+/// a model started at rest reaches a thousand times its initial scales in a blow-up-free
+/// way before the integrator fails on it.
+pub const DIVERGED_AT_FAILURE: f64 = 1e3;
+/// Growth that ends a run by itself: ten orders of magnitude over the start.
+pub const DIVERGED_GROWTH: f64 = 1e10;
+/// Growth above which a geometric rise (every accepted step at least
+/// [`STREAK_RATIO`] times the one before, [`STREAK_STEPS`] times in a row) ends the run.
+pub const STREAK_GROWTH: f64 = 1e4;
+pub const STREAK_RATIO: f64 = 1.5;
+pub const STREAK_STEPS: usize = 8;
+
+/// The watcher's state: the start scales, the last growth and the streak.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Monitor {
+    floor_v: f64,
+    floor_l: f64,
+    last: f64,
+    streak: usize,
+}
+
+impl Monitor {
+    /// Scales of the initial state.
+    pub(super) fn start(v: &[f64], lam: &[f64]) -> Monitor {
+        Monitor {
+            floor_v: 1.0 + inf_norm(v),
+            floor_l: 1.0 + inf_norm(lam),
+            last: 1.0,
+            streak: 0,
+        }
+    }
+
+    /// The unknown (v dof i, or multiplier nv + l) that grew most over its scale, and
+    /// that growth.
+    pub(super) fn growth(&self, v: &[f64], lam: &[f64]) -> (usize, f64) {
+        let mut best = (0, 0.0);
+        for (i, x) in v.iter().enumerate() {
+            let g = x.abs() / self.floor_v;
+            if g > best.1 || g.is_nan() {
+                best = (i, g);
+            }
+        }
+        for (l, x) in lam.iter().enumerate() {
+            let g = x.abs() / self.floor_l;
+            if g > best.1 || g.is_nan() {
+                best = (v.len() + l, g);
+            }
+        }
+        best
+    }
+
+    /// After an accepted step: the unknown and growth if the run diverged.
+    pub(super) fn check(&mut self, v: &[f64], lam: &[f64]) -> Option<(usize, f64)> {
+        let (i, g) = self.growth(v, lam);
+        self.streak = if g >= STREAK_RATIO * self.last {
+            self.streak + 1
+        } else {
+            0
+        };
+        self.last = g;
+        let geometric = g > STREAK_GROWTH && self.streak >= STREAK_STEPS;
+        (g.is_nan() || g > DIVERGED_GROWTH || geometric).then_some((i, g))
+    }
+}
+
+impl System {
+    /// The divergence error for unknown `i` grown by `growth`; `cause` is the failure
+    /// of the step control that revealed it, if any.
+    pub(super) fn diverged(&self, i: usize, growth: f64, cause: Option<String>) -> SimErrorKind {
+        SimErrorKind::Diverged {
+            unknown: self.labels[i].clone(),
+            elements: self.acting_on(i),
+            growth,
+            cause,
+        }
+    }
+
+    /// A failure of the step control (`kind`), reported as divergence when the state
+    /// has grown by [`DIVERGED_AT_FAILURE`] over its start.
+    pub(super) fn or_diverged(&self, kind: SimErrorKind) -> SimErrorKind {
+        let (i, g) = self.monitor.growth(&self.v, &self.lam);
+        if (g > DIVERGED_AT_FAILURE || g.is_nan()) && !self.labels.is_empty() {
+            return self.diverged(i, g, Some(kind.to_string()));
+        }
+        kind
+    }
+}

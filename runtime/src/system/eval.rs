@@ -1,0 +1,294 @@
+//! Element calls and global assembly: residual, iteration matrix, initial-condition
+//! blocks, configuration update, scales, the integrator coefficients and weights.
+
+use super::*;
+
+/// The integrator coefficients an element function receives as `c`, in ABI order
+/// c = [α′, β′, γ′, h]: the residual weighs f_n by α′ (the Negrut form), and the
+/// iteration matrix and the configuration update take Δ = Δ_pred + β′h² v̇ and
+/// v = v_pred + γ′h v̇ (theory §7.4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Coefficients {
+    pub alpha: f64,
+    pub beta: f64,
+    pub gamma: f64,
+    pub h: f64,
+}
+
+impl Coefficients {
+    /// Coefficients for roles that do not depend on a step (outputs, scales, the
+    /// Jacobians of a linearization): the trapezoidal Newmark values.
+    pub(super) const fn at_rest(h: f64) -> Coefficients {
+        Coefficients {
+            alpha: 0.0,
+            beta: 0.25,
+            gamma: 0.5,
+            h,
+        }
+    }
+    /// The array the element functions read.
+    pub(super) fn abi(&self) -> [f64; 4] {
+        [self.alpha, self.beta, self.gamma, self.h]
+    }
+    /// ∂Δ/∂v̇ = β′h².
+    pub(super) fn bh2(&self) -> f64 {
+        self.beta * self.h * self.h
+    }
+    /// ∂v/∂v̇ = γ′h.
+    pub(super) fn gh(&self) -> f64 {
+        self.gamma * self.h
+    }
+}
+
+/// Calls `role` of `e` on the gathered local arrays; the output is in `s.out`.
+/// Returns false if the element type has no such role.
+pub(super) fn call(
+    types: &[ElementType],
+    e: &Inst,
+    role: Role,
+    s: &mut Scratch,
+    w: &View,
+    c: &Coefficients,
+) -> bool {
+    let Some(rf) = types[e.ty].role(role) else {
+        return false;
+    };
+    for (k, &g) in e.q_map.iter().enumerate() {
+        s.q[k] = w.q[g];
+    }
+    for (k, &g) in e.v_map.iter().enumerate() {
+        s.v[k] = w.v[g];
+        s.vd[k] = w.vd[g];
+        s.d[k] = w.delta[g];
+    }
+    for (k, &g) in e.lambda_map.iter().enumerate() {
+        s.l[k] = w.lam[g];
+    }
+    let t = w.t;
+    let c = c.abi();
+    // SAFETY: System::new checked that every array is at least as long as the sizes
+    // the element type declares and that `out` holds the role's output.
+    unsafe {
+        (rf.func)(
+            s.q.as_ptr(),
+            s.v.as_ptr(),
+            s.vd.as_ptr(),
+            s.l.as_ptr(),
+            e.params.as_ptr(),
+            c.as_ptr(),
+            s.d.as_ptr(),
+            &t,
+            s.out.as_mut_ptr(),
+        );
+    }
+    true
+}
+
+/// What a role computes, for messages.
+pub(super) fn role_label(role: Role) -> &'static str {
+    match role {
+        Role::Res => "residual",
+        Role::Iter | Role::IterNoqv => "iteration matrix",
+        Role::Ic => "initial conditions",
+        Role::Init => "initial values",
+        Role::Update => "configuration update",
+        Role::Scale => "scale",
+        Role::Out => "output",
+        Role::Post => "state update",
+    }
+}
+
+impl System {
+    /// Evaluates `Ic` of every element at the accepted state: fills the IC matrix,
+    /// [Q−h; acceleration rhs] into `ic_rhs`, Φ into `ic_phi`, B v + Φ_t into `ic_g`.
+    pub(super) fn assemble_ic(&mut self, c: &Coefficients) {
+        self.icv.fill(0.0);
+        self.ic_rhs.fill(0.0);
+        self.ic_phi.fill(0.0);
+        self.ic_g.fill(0.0);
+        self.ic_acc.fill(0.0);
+        let nv = self.nv;
+        let w = accepted_view!(self);
+        let types = &self.table.types;
+        for e in &self.inst {
+            let ty = &types[e.ty];
+            call(types, e, Role::Ic, &mut self.s, &w, c);
+            let out = &self.s.out;
+            let nm = e.ic_m_pos.len();
+            let nb = e.ic_b_pos.len();
+            for (k, &pos) in e.ic_m_pos.iter().enumerate() {
+                self.icv[pos] += out[k];
+            }
+            let b_entries = sparse_entries(ty, Role::Ic, 1);
+            for k in 0..nb {
+                let val = out[nm + k];
+                self.icv[e.ic_b_pos[k]] += val;
+                self.icv[e.ic_bt_pos[k]] += val;
+                let (r, cc) = b_entries[k];
+                self.ic_g[e.lambda_map[r as usize]] += val * self.v[e.v_map[cc as usize]];
+            }
+            let mut o = nm + nb;
+            for k in 0..ty.nv {
+                self.ic_rhs[e.v_map[k]] += out[o + k];
+            }
+            o += ty.nv;
+            for k in 0..ty.nl {
+                let l = e.lambda_map[k];
+                self.ic_phi[l] += out[o + k];
+                self.ic_g[l] += out[o + ty.nl + k];
+                self.ic_acc[l] += out[o + 2 * ty.nl + k];
+                self.ic_rhs[nv + l] += out[o + 2 * ty.nl + k];
+            }
+        }
+        self.apply_removed_ic();
+    }
+
+    /// Element scales at the accepted (`trial == false`) or trial configuration.
+    pub(super) fn scales(&mut self, trial: bool) {
+        let c = Coefficients::at_rest(1.0);
+        let w = View {
+            q: if trial { &self.qt } else { &self.q },
+            v: &self.v,
+            vd: &self.vd,
+            lam: &self.lam,
+            delta: &self.zeros_v,
+            t: self.t,
+        };
+        let dst = if trial {
+            &mut self.scale_t
+        } else {
+            &mut self.scale_n
+        };
+        dst.fill(0.0);
+        let types = &self.table.types;
+        for e in &self.inst {
+            if !types[e.ty].owns_coordinates {
+                continue;
+            }
+            if call(types, e, Role::Scale, &mut self.s, &w, &c) {
+                for (k, &g) in e.v_map.iter().enumerate() {
+                    dst[g] = self.s.out[k].abs();
+                }
+            }
+        }
+    }
+
+    /// The trial state from x: v̇, v, Δ, q = q_n ∘ exp(Δ) through `Update`.
+    pub(super) fn state(&mut self, c: &Coefficients) {
+        let (bh2, gh) = (c.bh2(), c.gh());
+        for i in 0..self.nv {
+            let vd = self.x[i];
+            self.vt[i] = self.v_pred[i] + gh * vd;
+            self.delta[i] = self.delta_pred[i] + bh2 * vd;
+        }
+        let w = trial_view!(self, &self.q);
+        let types = &self.table.types;
+        for e in &self.inst {
+            if !types[e.ty].owns_coordinates {
+                continue;
+            }
+            call(types, e, Role::Update, &mut self.s, &w, c);
+            for (k, &g) in e.q_map.iter().enumerate() {
+                self.qt[g] = self.s.out[k];
+            }
+        }
+    }
+
+    /// R and f at the trial state; the Negrut form subtracts α/(1+α) f_n.
+    pub(super) fn residual(&mut self, c: &Coefficients, alpha_negrut: f64) {
+        self.r.fill(0.0);
+        self.f.fill(0.0);
+        let nv = self.nv;
+        let w = trial_view!(self, &self.qt);
+        let types = &self.table.types;
+        for e in &self.inst {
+            let ty = &types[e.ty];
+            call(types, e, Role::Res, &mut self.s, &w, c);
+            let out = &self.s.out;
+            let n = ty.nv + ty.nl;
+            for (k, &g) in e.x_map.iter().enumerate() {
+                self.r[g] += out[k];
+            }
+            for (k, &g) in e.v_map.iter().enumerate() {
+                self.f[g] += out[n + k];
+            }
+        }
+        for l in 0..self.nl {
+            if self.removed[l] {
+                self.r[nv + l] = self.x[nv + l];
+            }
+        }
+        if alpha_negrut != 0.0 {
+            let k = alpha_negrut / (1.0 + alpha_negrut);
+            for i in 0..nv {
+                self.r[i] -= k * self.f_n[i];
+            }
+        }
+        self.stats.residual_evaluations += 1;
+    }
+
+    /// The iteration matrix at the trial state; `noqv` takes `IterNoqv` where a type
+    /// has it (the legacy option without the derivatives of the gyroscopic terms).
+    pub(super) fn assemble_iter(&mut self, c: &Coefficients, noqv: bool) {
+        self.jv.fill(0.0);
+        let w = trial_view!(self, &self.qt);
+        let types = &self.table.types;
+        for e in &self.inst {
+            let use_noqv = noqv && types[e.ty].role(Role::IterNoqv).is_some();
+            let (role, positions) = if use_noqv {
+                (Role::IterNoqv, &e.noqv_pos)
+            } else {
+                (Role::Iter, &e.iter_pos)
+            };
+            call(types, e, role, &mut self.s, &w, c);
+            for (k, &pos) in positions.iter().enumerate() {
+                self.jv[pos] += self.s.out[k];
+            }
+        }
+        for l in 0..self.nl {
+            if self.removed[l] {
+                let d = self
+                    .jp
+                    .position(self.nv + l, self.nv + l)
+                    .expect("diagonal is in the pattern");
+                self.jv[d] = 1.0;
+            }
+        }
+    }
+
+    /// Arnold–Brüls (0, (1+α)β, (1+α)γ, h), Negrut (α, β, γ, h).
+    pub(super) fn coefficients(&self, settings: &Settings, h: f64) -> Coefficients {
+        let (beta, gamma) = settings.beta_gamma();
+        let a = settings.alpha;
+        match settings.form {
+            Form::ArnoldBruls => Coefficients {
+                alpha: 0.0,
+                beta: (1.0 + a) * beta,
+                gamma: (1.0 + a) * gamma,
+                h,
+            },
+            Form::Negrut => Coefficients {
+                alpha: a,
+                beta,
+                gamma,
+                h,
+            },
+        }
+    }
+
+    /// Weights of the legacy Newton norm and the error estimate.
+    pub(super) fn weights(&mut self, settings: &Settings, with_trial: bool) {
+        for i in 0..self.nv {
+            self.w[i] = match settings.weights {
+                ErrorWeights::Mixed => {
+                    let st = if with_trial { self.scale_t[i] } else { 0.0 };
+                    1.0 + self.scale_n[i].max(st)
+                }
+                ErrorWeights::Legacy => {
+                    let st = if with_trial { self.scale_t[i] } else { 0.0 };
+                    self.scale_max[i].max(st).max(1.0)
+                }
+            };
+        }
+    }
+}

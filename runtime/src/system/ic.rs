@@ -1,0 +1,244 @@
+//! Initial conditions (theory §6): initial values, the position check, redundant
+//! constraints, velocity projection, consistent accelerations and multipliers.
+
+use super::*;
+
+impl System {
+    /// Removed rows become λ_k = 0: a unit diagonal, no right-hand side.
+    pub(super) fn apply_removed_ic(&mut self) {
+        let nv = self.nv;
+        for l in 0..self.nl {
+            if self.removed[l] {
+                let d = self
+                    .icp
+                    .position(nv + l, nv + l)
+                    .expect("diagonal is in the pattern");
+                self.icv[d] = 1.0;
+                self.ic_rhs[nv + l] = 0.0;
+                self.ic_g[l] = 0.0;
+            }
+        }
+    }
+
+    /// Finds constraint rows whose B row depends on the rows before it (model order)
+    /// with the rank-revealing test of [`redundant`], which factorizes densely only the
+    /// groups of rows that a sparse LDLᵀ of B Bᵀ cannot clear. Removed rows keep λ = 0
+    /// for the whole run.
+    pub(super) fn find_redundant(&mut self) -> Vec<String> {
+        let (nv, nl) = (self.nv, self.nl);
+        // B rows from the IC matrix (rows nv.., columns ..nv; duplicates are merged).
+        let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); nl];
+        for c in 0..nv {
+            for pos in self.icp.col_ptr[c]..self.icp.col_ptr[c + 1] {
+                let r = self.icp.row_idx[pos];
+                if r >= nv {
+                    rows[r - nv].push((c, self.icv[pos]));
+                }
+            }
+        }
+        let removed = redundant::redundant_rows(nv, &rows);
+        let types = &self.table.types;
+        self.removed.fill(false);
+        let mut names = Vec::new();
+        for l in removed {
+            self.removed[l] = true;
+            names.push(self.labels[nv + l].clone());
+        }
+        // Entries of removed rows go to the spare slot at the end of the value arrays.
+        let (jtrash, ictrash) = (self.jp.nnz(), self.icp.nnz());
+        for e in &mut self.inst {
+            for k in 0..e.iter_pos.len() {
+                let r = e.iter_row[k];
+                let gone = r >= nv && self.removed[r - nv];
+                e.iter_pos[k] = if gone { jtrash } else { e.iter_pos_all[k] };
+            }
+            for k in 0..e.noqv_pos.len() {
+                let r = e.noqv_row[k];
+                let gone = r >= nv && self.removed[r - nv];
+                e.noqv_pos[k] = if gone { jtrash } else { e.noqv_pos_all[k] };
+            }
+            let entries = sparse_entries(&types[e.ty], Role::Ic, 1);
+            for (k, &(r, _)) in entries.iter().enumerate() {
+                let gone = self.removed[e.lambda_map[r as usize]];
+                e.ic_b_pos[k] = if gone { ictrash } else { e.ic_b_pos_all[k] };
+            }
+        }
+        names
+    }
+
+    /// Warnings of the last `initialize` (removed redundant constraints).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    pub(super) fn ic_solve(&mut self, c: &Coefficients) -> Result<(), RuntimeError> {
+        if let Some(k) = self.icv[..self.icp.nnz()]
+            .iter()
+            .position(|x| !x.is_finite())
+        {
+            let row = self.icp.row_idx[k];
+            return Err(self.ic_not_finite(self.labels[row].clone(), Role::Ic, c));
+        }
+        let solver = self
+            .ics
+            .as_mut()
+            .expect("solvers exist after ensure_solvers");
+        if let Err(s) = solver.factorize(&self.icv[..self.icp.nnz()]) {
+            return Err(RuntimeError::Singular {
+                unknown: self.labels[s.index].clone(),
+                elements: self.acting_on(s.index),
+            });
+        }
+        let solver = self
+            .ics
+            .as_mut()
+            .expect("solvers exist after ensure_solvers");
+        solver.solve(&mut self.ic_rhs);
+        if let Some(i) = self.ic_rhs.iter().position(|x| !x.is_finite()) {
+            return Err(self.ic_not_finite(self.labels[i].clone(), Role::Ic, c));
+        }
+        Ok(())
+    }
+
+    /// Initial conditions (theory §6): q₀ and v₀ from `Init`, the position check,
+    /// velocity projection, consistent v̇ and λ (with the rheonomic terms of `Ic`).
+    pub fn initialize(&mut self, settings: &Settings) -> Result<(), RuntimeError> {
+        settings.validate().map_err(RuntimeError::BadSettings)?;
+        self.ensure_solvers(settings.linear);
+        self.initialized = false;
+        self.warnings.clear();
+        // Start from the full set of constraints.
+        self.removed.fill(false);
+        for e in &mut self.inst {
+            e.iter_pos.copy_from_slice(&e.iter_pos_all);
+            e.noqv_pos.copy_from_slice(&e.noqv_pos_all);
+            e.ic_b_pos.copy_from_slice(&e.ic_b_pos_all);
+        }
+        self.t = 0.0;
+        self.h_prev = 0.0;
+        self.extrapolate = [false; 2];
+        self.vd.fill(0.0);
+        self.lam.fill(0.0);
+        let c = self.coefficients(settings, settings.step);
+        {
+            let w = View {
+                q: &self.q,
+                v: &self.v,
+                vd: &self.vd,
+                lam: &self.lam,
+                delta: &self.zeros_v,
+                t: 0.0,
+            };
+            let types = &self.table.types;
+            for e in &self.inst {
+                if !types[e.ty].owns_coordinates {
+                    continue;
+                }
+                call(types, e, Role::Init, &mut self.s, &w, &c);
+                let nq = e.q_map.len();
+                for (k, &g) in e.q_map.iter().enumerate() {
+                    self.qt[g] = self.s.out[k];
+                }
+                for (k, &g) in e.v_map.iter().enumerate() {
+                    self.vt[g] = self.s.out[nq + k];
+                }
+            }
+        }
+        self.q.copy_from_slice(&self.qt);
+        self.v.copy_from_slice(&self.vt);
+        if let Some(i) = self.q.iter().position(|x| !x.is_finite()) {
+            return Err(self.ic_not_finite(format!("initial coordinate q[{i}]"), Role::Init, &c));
+        }
+        if let Some(i) = self.v.iter().position(|x| !x.is_finite()) {
+            return Err(self.ic_not_finite(self.labels[i].clone(), Role::Init, &c));
+        }
+
+        // Position check: joints are built so that Φ(q₀) = 0; positions are not projected.
+        self.assemble_ic(&c);
+        for e in &self.inst {
+            for (k, &l) in e.lambda_map.iter().enumerate() {
+                let phi = self.ic_phi[l];
+                if phi.is_nan() || phi.abs() > POSITION_TOL {
+                    return Err(RuntimeError::InconsistentConfiguration {
+                        instance: e.name.clone(),
+                        row: self.table.types[e.ty].multipliers[k].clone(),
+                        residual: phi,
+                    });
+                }
+            }
+        }
+
+        // Redundant constraints (e.g. a planar loop of 3-D joints): integrate on an
+        // independent set.
+        let redundant = self.find_redundant();
+        if !redundant.is_empty() {
+            if settings.strict {
+                return Err(RuntimeError::RedundantConstraints { rows: redundant });
+            }
+            for r in &redundant {
+                self.warnings.push(format!(
+                    "{r} is redundant (its Jacobian row depends on the others at the initial configuration); it was removed and its multiplier is 0"
+                ));
+            }
+            self.assemble_ic(&c);
+        }
+
+        // Velocity projection onto B v + Φ_t = 0.
+        let mut converged = self.nl == 0;
+        for _ in 0..10 {
+            let g = two_norm(&self.ic_g);
+            if g <= 1e-12 * (1.0 + inf_norm(&self.v)) {
+                converged = true;
+                break;
+            }
+            self.ic_rhs[..self.nv].fill(0.0);
+            for l in 0..self.nl {
+                self.ic_rhs[self.nv + l] = -self.ic_g[l];
+            }
+            self.ic_solve(&c)?;
+            for i in 0..self.nv {
+                self.v[i] += self.ic_rhs[i];
+            }
+            self.assemble_ic(&c);
+        }
+        if !converged {
+            return Err(RuntimeError::VelocityProjection {
+                residual: two_norm(&self.ic_g),
+            });
+        }
+
+        // Consistent accelerations and multipliers.
+        self.assemble_ic(&c);
+        self.ic_solve(&c)?;
+        self.vd.copy_from_slice(&self.ic_rhs[..self.nv]);
+        self.lam.copy_from_slice(&self.ic_rhs[self.nv..]);
+        self.acc.copy_from_slice(&self.vd);
+
+        // f₀ for the Negrut form, and the scales for the error weights.
+        self.t_new = 0.0;
+        self.qt.copy_from_slice(&self.q);
+        self.vt.copy_from_slice(&self.v);
+        self.x[..self.nv].copy_from_slice(&self.vd);
+        self.x[self.nv..].copy_from_slice(&self.lam);
+        self.delta.fill(0.0);
+        self.residual(&c, 0.0);
+        if let Some(i) = self.f.iter().position(|x| !x.is_finite()) {
+            return Err(self.ic_not_finite(self.labels[i].clone(), Role::Res, &c));
+        }
+        self.f_n.copy_from_slice(&self.f);
+        self.scales(false);
+        self.scale_max.copy_from_slice(&self.scale_n);
+        // Real time: the pivot order of the first factorization is kept.
+        let real_time = matches!(settings.newton, Newton::Fixed(_)) && settings.adaptive.is_none();
+        if let Some(js) = self.js.as_mut() {
+            js.set_keep_pivots(real_time);
+        }
+        self.h = settings.step;
+        self.stats = RunStats::default();
+        self.step_times = Vec::new();
+        self.reserve_timing(settings);
+        self.monitor = diverge::Monitor::start(&self.v, &self.lam);
+        self.initialized = true;
+        Ok(())
+    }
+}

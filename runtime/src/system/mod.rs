@@ -1,0 +1,296 @@
+//! The assembled system and the HHT integrator (theory §6–§9).
+//!
+//! Global unknowns of a step are x = [v̇; λ] (n_v + n_l); residual rows use the same
+//! numbering, so one map per element serves rows and columns. All work arrays are
+//! allocated in [`System::new`]; a time step only moves numbers.
+//!
+//! One job per file: `setup` (checks, maps, patterns), `eval` (element calls and
+//! assembly), `ic` (initial conditions), `newton` (one attempt of a step),
+//! `step_control` (accepting, step size, output grid, `run`), `output` (rows and
+//! statistics), `culprit` (failure messages), `linearize` (eigenmodes).
+
+use crate::assembly::Pattern;
+use crate::error::{quoted, Culprit, RuntimeError, SimError, SimErrorKind};
+use crate::linear::{make_solver, LinearSolver, LinearSolverKind};
+use crate::model::{Model, RuntimeInput};
+use crate::settings::{
+    ErrorWeights, Form, Newton, Predictor, Settings, KEEP_MATRIX_RATE, LEGACY_DEFAULT_EPS,
+};
+use crate::table::{Block, ElementType, FunctionTable, Role, ABI_VERSION};
+use std::time::Instant;
+
+/// Threshold of the initial position check ‖Φ(q₀, 0)‖∞.
+pub const POSITION_TOL: f64 = 1e-10;
+
+struct Inst {
+    name: String,
+    ty: usize,
+    params: Vec<f64>,
+    q_map: Vec<usize>,
+    v_map: Vec<usize>,
+    lambda_map: Vec<usize>,
+    /// Local unknown [v̇; λ] → global unknown.
+    x_map: Vec<usize>,
+    /// Value index in the iteration matrix of every `Iter` entry.
+    iter_pos: Vec<usize>,
+    /// Global row of every `Iter` entry and the positions before constraint removal.
+    iter_row: Vec<usize>,
+    iter_pos_all: Vec<usize>,
+    /// The same for `IterNoqv` (empty if the type has none).
+    noqv_pos: Vec<usize>,
+    noqv_row: Vec<usize>,
+    noqv_pos_all: Vec<usize>,
+    /// Value indices in the initial-condition matrix of the M, B and Bᵀ entries.
+    ic_m_pos: Vec<usize>,
+    ic_b_pos: Vec<usize>,
+    ic_bt_pos: Vec<usize>,
+    ic_b_pos_all: Vec<usize>,
+}
+
+/// Local gather buffers and the role output, sized for the largest element type.
+struct Scratch {
+    q: Vec<f64>,
+    v: Vec<f64>,
+    vd: Vec<f64>,
+    l: Vec<f64>,
+    d: Vec<f64>,
+    out: Vec<f64>,
+}
+
+/// Global arrays an element call reads from.
+struct View<'a> {
+    q: &'a [f64],
+    v: &'a [f64],
+    vd: &'a [f64],
+    lam: &'a [f64],
+    delta: &'a [f64],
+    t: f64,
+}
+
+/// The accepted state as element inputs (δ = 0). A macro rather than a method so that
+/// the borrows stay field by field and other fields can be written meanwhile.
+macro_rules! accepted_view {
+    ($s:expr) => {
+        View {
+            q: &$s.q,
+            v: &$s.v,
+            vd: &$s.vd,
+            lam: &$s.lam,
+            delta: &$s.zeros_v,
+            t: $s.t,
+        }
+    };
+}
+
+/// A Newton iterate at t_{n+1} as element inputs: configuration `q` (the trial one,
+/// or the last accepted for the update role), trial velocities, and v̇, λ from the
+/// unknowns `x`.
+macro_rules! trial_view {
+    ($s:expr, $q:expr) => {
+        View {
+            q: $q,
+            v: &$s.vt,
+            vd: &$s.x[..$s.nv],
+            lam: &$s.x[$s.nv..],
+            delta: &$s.delta,
+            t: $s.t_new,
+        }
+    };
+}
+
+enum Outcome {
+    Accepted {
+        theta: f64,
+    },
+    /// `singular`: the iteration matrix was singular at this unknown.
+    Rejected {
+        cause: String,
+        singular: Option<usize>,
+    },
+}
+
+/// A model ready to integrate.
+pub struct System {
+    table: FunctionTable,
+    inst: Vec<Inst>,
+    inputs: Vec<RuntimeInput>,
+    nq: usize,
+    nv: usize,
+    nl: usize,
+    labels: Vec<String>,
+    channels: Vec<String>,
+    s: Scratch,
+    // accepted state
+    t: f64,
+    q: Vec<f64>,
+    v: Vec<f64>,
+    vd: Vec<f64>,
+    lam: Vec<f64>,
+    acc: Vec<f64>,
+    f_n: Vec<f64>,
+    scale_n: Vec<f64>,
+    scale_max: Vec<f64>,
+    zeros_v: Vec<f64>,
+    /// [v̇; λ] of the accepted step before the last one, and the last step size (0
+    /// before the first step): the linear predictor.
+    x_prev: Vec<f64>,
+    h_prev: f64,
+    /// The linear predictor would have been closer than the constant one in the last
+    /// step of the same size, for v̇ and for λ (each is extrapolated only then).
+    extrapolate: [bool; 2],
+    // trial state
+    t_new: f64,
+    x: Vec<f64>,
+    qt: Vec<f64>,
+    vt: Vec<f64>,
+    delta: Vec<f64>,
+    delta_pred: Vec<f64>,
+    v_pred: Vec<f64>,
+    r: Vec<f64>,
+    f: Vec<f64>,
+    dx: Vec<f64>,
+    scale_t: Vec<f64>,
+    w: Vec<f64>,
+    // matrices
+    jp: Pattern,
+    jv: Vec<f64>,
+    js: Option<Box<dyn LinearSolver>>,
+    icp: Pattern,
+    icv: Vec<f64>,
+    ics: Option<Box<dyn LinearSolver>>,
+    solver_kind: Option<LinearSolverKind>,
+    ic_rhs: Vec<f64>,
+    ic_phi: Vec<f64>,
+    ic_g: Vec<f64>,
+    ic_acc: Vec<f64>,
+    row: Vec<f64>,
+    /// Constraint rows found dependent at the initial configuration (λ fixed at 0).
+    removed: Vec<bool>,
+    warnings: Vec<String>,
+    initialized: bool,
+    /// Watches the accepted states for divergence.
+    monitor: diverge::Monitor,
+    h: f64,
+    stats: RunStats,
+    step_times: Vec<f64>,
+}
+
+fn inf_norm(x: &[f64]) -> f64 {
+    x.iter().fold(0.0, |m, &a| m.max(a.abs()))
+}
+
+fn two_norm(x: &[f64]) -> f64 {
+    x.iter().map(|a| a * a).sum::<f64>().sqrt()
+}
+
+mod culprit;
+mod diverge;
+mod eval;
+mod ic;
+pub mod linearize;
+mod newton;
+mod output;
+mod redundant;
+mod setup;
+mod step_control;
+
+use eval::{call, role_label, Coefficients};
+pub use output::{MemorySink, ResultSink, RunStats, StepReport, TimingStats, MAX_TIMED_STEPS};
+use setup::sparse_entries;
+
+impl System {
+    pub fn nq(&self) -> usize {
+        self.nq
+    }
+
+    pub fn nv(&self) -> usize {
+        self.nv
+    }
+
+    pub fn nl(&self) -> usize {
+        self.nl
+    }
+
+    pub fn time(&self) -> f64 {
+        self.t
+    }
+
+    /// Stored coordinates of the accepted state.
+    pub fn q(&self) -> &[f64] {
+        &self.q
+    }
+
+    pub fn v(&self) -> &[f64] {
+        &self.v
+    }
+
+    pub fn vdot(&self) -> &[f64] {
+        &self.vd
+    }
+
+    pub fn lambda(&self) -> &[f64] {
+        &self.lam
+    }
+
+    /// Statistics of the steps since `initialize`.
+    pub fn stats(&self) -> RunStats {
+        self.final_stats()
+    }
+
+    /// Factorizations of the iteration matrix that chose a new pivot order so far
+    /// (cheap: no allocation).
+    pub fn full_factorizations(&self) -> usize {
+        self.js.as_ref().map_or(0, |j| j.full_factorizations())
+    }
+
+    /// Nonzeros of the sparse LU factors of the iteration matrix (0 for dense).
+    pub fn factor_nnz(&self) -> usize {
+        self.js.as_ref().map_or(0, |j| j.factor_nnz())
+    }
+
+    /// Number of nonzeros of the iteration matrix pattern.
+    pub fn iteration_nnz(&self) -> usize {
+        self.jp.nnz()
+    }
+
+    /// Current parameter values of an instance (state parameters change after steps).
+    pub fn params(&self, instance: usize) -> Option<&[f64]> {
+        self.inst.get(instance).map(|e| e.params.as_slice())
+    }
+
+    pub fn input_index(&self, name: &str) -> Option<usize> {
+        self.inputs.iter().position(|i| i.name == name)
+    }
+
+    /// Writes an input value into its parameter slots; seen by the next evaluation.
+    /// An index that does not exist is ignored.
+    pub fn set_input(&mut self, i: usize, value: f64) {
+        if let Some(input) = self.inputs.get(i) {
+            for &(e, p) in &input.targets {
+                self.inst[e].params[p] = value;
+            }
+        }
+    }
+
+    /// `<instance>.<output>` for every `Out` output, then `<instance>.<multiplier>`,
+    /// instance by instance; `time` is not included.
+    pub fn channel_names(&self) -> Vec<String> {
+        self.channels.clone()
+    }
+
+    fn ensure_solvers(&mut self, kind: LinearSolverKind) {
+        if self.solver_kind != Some(kind) {
+            self.js = Some(make_solver(kind, &self.jp));
+            self.ics = Some(make_solver(kind, &self.icp));
+            self.solver_kind = Some(kind);
+        }
+    }
+
+    fn sim_error(&self, kind: SimErrorKind) -> SimError {
+        SimError {
+            t: self.t,
+            kind,
+            stats: self.final_stats(),
+        }
+    }
+}

@@ -1,0 +1,346 @@
+//! One attempt of a step (theory §7.4–§7.5): predict from the accepted state, correct
+//! with Newton, test convergence, estimate the local error.
+
+use super::*;
+
+/// The Newton iteration of one step: the matrix policy and the norms its tests compare.
+struct Iteration {
+    max_iter: usize,
+    /// Assemble and factorize a new iteration matrix for the next correction.
+    new_matrix: bool,
+    /// Modified Newton: the matrix of the first correction serves the next ones while
+    /// they contract fast (the state moves by no more than the first correction within
+    /// a step, so the matrix hardly changes).
+    keep: bool,
+    /// Constraint residuals (× β′h²) below this are round-off: ε_machine (1 + ‖q‖∞).
+    phi_floor: f64,
+    /// Velocity criterion: the last two ‖Δv̇‖∞ (growing twice in a row = divergence).
+    dvd_1: f64,
+    dvd_2: f64,
+    /// Legacy criterion: the last weighted correction norm, the residual norms of the
+    /// predictor (dynamic rows, constraint rows × β′h²) and Negrut's ψ.
+    prev_norm: f64,
+    pred_dyn: f64,
+    pred_con: f64,
+    psi: f64,
+}
+
+/// What a convergence test concluded after a correction.
+enum Verdict {
+    Converged,
+    Continue,
+    Reject(String),
+}
+
+/// α of the Newmark history (Arnold–Brüls) and α of the f_n term (Negrut).
+fn form_alphas(settings: &Settings) -> (f64, f64) {
+    match settings.form {
+        Form::ArnoldBruls => (settings.alpha, 0.0),
+        Form::Negrut => (0.0, settings.alpha),
+    }
+}
+
+/// The local error constant of the HHT displacement, β − 1/(6(1+α)) (theory §8).
+fn error_constant(settings: &Settings) -> f64 {
+    settings.beta_gamma().0 - 1.0 / (6.0 * (1.0 + settings.alpha))
+}
+
+impl System {
+    /// One attempt of a step of size h from the accepted state: predict → correct →
+    /// converge → estimate. Errors end the run; a rejection halves the step.
+    pub(super) fn try_step(
+        &mut self,
+        settings: &Settings,
+        h: f64,
+        iters: &mut usize,
+        corr: &mut f64,
+    ) -> Result<Outcome, SimErrorKind> {
+        let c = self.coefficients(settings, h);
+        self.predict(settings, &c)?;
+        let mut it = self.iteration(settings, &c);
+        for k in 1..=it.max_iter {
+            *iters += 1;
+            self.stats.newton_iterations += 1;
+            let fresh = it.new_matrix;
+            if fresh {
+                if let Some(i) = self.factorize_iter(settings, &c)? {
+                    // Like a Newton failure: a shorter step may pass (a mechanism near
+                    // a singular position); at the minimum step the run ends.
+                    let cause = format!(
+                        "singular iteration matrix at {} (elements acting on it: {}) in the step to t = {}",
+                        self.labels[i],
+                        quoted(&self.acting_on(i)),
+                        self.t_new
+                    );
+                    return Ok(Outcome::Rejected {
+                        cause,
+                        singular: Some(i),
+                    });
+                }
+            }
+            it.new_matrix = !it.keep;
+            self.correct(&c, it.phi_floor)?;
+            match self.converge(settings, &c, &mut it, k, fresh, corr)? {
+                Verdict::Converged => return Ok(self.estimate(settings, &c)),
+                Verdict::Continue => {}
+                Verdict::Reject(cause) => {
+                    return Ok(Outcome::Rejected {
+                        cause,
+                        singular: None,
+                    })
+                }
+            }
+        }
+        Ok(Outcome::Rejected {
+            cause: format!(
+                "Newton did not converge in {} iterations; largest residual at {}{}",
+                it.max_iter,
+                self.largest_residual(),
+                self.largest_correction()
+            ),
+            singular: None,
+        })
+    }
+
+    /// The Newmark prediction Δ_pred, v_pred from the history, the first guess of
+    /// x = [v̇; λ], the trial state and its residual.
+    fn predict(&mut self, settings: &Settings, c: &Coefficients) -> Result<(), SimErrorKind> {
+        let (beta, gamma) = settings.beta_gamma();
+        let (ap, alpha_negrut) = form_alphas(settings);
+        let (nv, h) = (self.nv, c.h);
+        self.t_new = self.t + h;
+        for i in 0..nv {
+            self.delta_pred[i] =
+                h * self.v[i] + h * h * ((0.5 - beta) * self.acc[i] - beta * ap * self.vd[i]);
+            self.v_pred[i] =
+                self.v[i] + h * ((1.0 - gamma) * self.acc[i] - gamma * ap * self.vd[i]);
+        }
+        let legacy = matches!(settings.newton, Newton::Legacy);
+        self.x[..nv].copy_from_slice(&self.vd);
+        self.x[nv..].copy_from_slice(&self.lam);
+        if settings.predictor == Predictor::Linear && !legacy && self.same_step(h) {
+            for (part, range) in [0..nv, nv..nv + self.nl].into_iter().enumerate() {
+                if self.extrapolate[part] {
+                    for i in range {
+                        self.x[i] += self.x[i] - self.x_prev[i];
+                    }
+                }
+            }
+        }
+        self.state(c);
+        self.residual(c, alpha_negrut);
+        if let Some(u) = self.first_non_finite(&self.r) {
+            return Err(self.trial_not_finite(u, Role::Res, c, false));
+        }
+        Ok(())
+    }
+
+    /// The iteration's starting norms (the predictor's residual for the legacy test).
+    fn iteration(&mut self, settings: &Settings, c: &Coefficients) -> Iteration {
+        let legacy = matches!(settings.newton, Newton::Legacy);
+        let nv = self.nv;
+        let tol_err = settings.adaptive.unwrap_or(LEGACY_DEFAULT_EPS);
+        let cn = error_constant(settings);
+        let (pred_dyn, pred_con) = if legacy {
+            self.weights(settings, false);
+            (two_norm(&self.r[..nv]), two_norm(&self.r[nv..]) * c.bh2())
+        } else {
+            (0.0, 0.0)
+        };
+        Iteration {
+            max_iter: match settings.newton {
+                Newton::Fixed(n) => n,
+                _ => settings.max_newton_iterations,
+            },
+            new_matrix: true,
+            keep: settings.keep_matrix && !legacy,
+            phi_floor: f64::EPSILON * (1.0 + inf_norm(&self.q)),
+            dvd_1: f64::INFINITY,
+            dvd_2: f64::INFINITY,
+            prev_norm: f64::INFINITY,
+            pred_dyn,
+            pred_con,
+            psi: nv as f64 * tol_err * tol_err / (cn * cn),
+        }
+    }
+
+    /// Assembles and factorizes the iteration matrix at the trial state; a singular
+    /// matrix gives the unknown of its dependent column.
+    fn factorize_iter(
+        &mut self,
+        settings: &Settings,
+        c: &Coefficients,
+    ) -> Result<Option<usize>, SimErrorKind> {
+        self.assemble_iter(c, settings.iter_noqv);
+        if let Some(pos) = self.jv[..self.jp.nnz()].iter().position(|a| !a.is_finite()) {
+            let u = self.labels[self.jp_col_of(pos)].clone();
+            return Err(self.trial_not_finite(u, Role::Iter, c, settings.iter_noqv));
+        }
+        let solver = self.js.as_mut().expect("solvers exist after initialize");
+        self.stats.factorizations += 1;
+        Ok(solver
+            .factorize(&self.jv[..self.jp.nnz()])
+            .err()
+            .map(|s| s.index))
+    }
+
+    /// One Newton correction with the factorized matrix: Δx = −J⁻¹R, x += Δx, and the
+    /// trial state at the new x.
+    fn correct(&mut self, c: &Coefficients, phi_floor: f64) -> Result<(), SimErrorKind> {
+        let (nv, bh2) = (self.nv, c.bh2());
+        for i in 0..self.dx.len() {
+            self.dx[i] = -self.r[i];
+        }
+        // Constraint rows already satisfied to round-off: no correction from them.
+        // The round-off of Φ is relative to the coordinates it is made of, so the
+        // level is ε_machine (1 + ‖q‖∞) (the theory's ε_machine for ‖q‖ ≤ 1).
+        for i in nv..self.dx.len() {
+            if (self.r[i] * bh2).abs() < phi_floor {
+                self.dx[i] = 0.0;
+            }
+        }
+        let solver = self.js.as_mut().expect("solvers exist after initialize");
+        solver.solve(&mut self.dx);
+        if let Some(u) = self.first_non_finite(&self.dx) {
+            // The residual and the matrix were finite: no element to blame.
+            return Err(SimErrorKind::NotFinite {
+                unknown: u,
+                t_trial: self.t_new,
+                culprit: None,
+            });
+        }
+        for i in 0..self.x.len() {
+            self.x[i] += self.dx[i];
+        }
+        self.state(c);
+        Ok(())
+    }
+
+    /// The stopping rule of `settings.newton` after correction k (`fresh`: it used a
+    /// new matrix); evaluates the residual at the new state where a test or the next
+    /// correction needs it.
+    fn converge(
+        &mut self,
+        settings: &Settings,
+        c: &Coefficients,
+        it: &mut Iteration,
+        k: usize,
+        fresh: bool,
+        corr: &mut f64,
+    ) -> Result<Verdict, SimErrorKind> {
+        let nv = self.nv;
+        let dvd = inf_norm(&self.dx[..nv]);
+        *corr = c.gh() * dvd / (1.0 + inf_norm(&self.vt));
+        let last_fixed = matches!(settings.newton, Newton::Fixed(n) if n == k);
+        // The largest v̇ correction the velocity criterion accepts.
+        let dvd_tol = match settings.newton {
+            Newton::Velocity { tol } => tol * (1.0 + inf_norm(&self.vt)) / c.gh(),
+            _ => 0.0,
+        };
+        let velocity = matches!(settings.newton, Newton::Velocity { .. });
+        let done = last_fixed || (velocity && dvd <= dvd_tol);
+        if done && settings.form == Form::ArnoldBruls {
+            // No f_n term needs the residual at the converged state.
+            return Ok(Verdict::Converged);
+        }
+        self.residual(c, form_alphas(settings).1);
+        if let Some(u) = self.first_non_finite(&self.r) {
+            return Err(self.trial_not_finite(u, Role::Res, c, false));
+        }
+        if done {
+            return Ok(Verdict::Converged);
+        }
+        if velocity {
+            if dvd > it.dvd_1 && it.dvd_1 > it.dvd_2 {
+                return Ok(Verdict::Reject(format!(
+                    "Newton diverged; largest residual at {}{}",
+                    self.largest_residual(),
+                    self.largest_correction()
+                )));
+            }
+            // Keep the matrix while the corrections contract fast and at that rate
+            // would pass the tolerance within the iteration limit (otherwise full
+            // Newton converges in fewer iterations). A kept matrix that contracts
+            // slowly is replaced; divergence is judged on new matrices only.
+            let rate = dvd / it.dvd_1;
+            let left = i32::try_from(it.max_iter - k).unwrap_or(i32::MAX);
+            let slow = rate > KEEP_MATRIX_RATE || dvd * rate.powi(left) > dvd_tol;
+            it.new_matrix |= slow;
+            it.dvd_2 = if slow && !fresh {
+                f64::INFINITY
+            } else {
+                it.dvd_1
+            };
+            it.dvd_1 = dvd;
+        }
+        if matches!(settings.newton, Newton::Legacy) {
+            return Ok(self.legacy_test(c, it, k));
+        }
+        Ok(Verdict::Continue)
+    }
+
+    /// Negrut et al. 2007 Eq. 40 on the weighted norm of Δv̇ after at least two
+    /// corrections; a residual grown beyond the predictor's rejects the step.
+    fn legacy_test(&self, c: &Coefficients, it: &mut Iteration, k: usize) -> Verdict {
+        let nv = self.nv;
+        let norm = (0..nv)
+            .map(|i| (self.dx[i] / self.w[i]).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        if k >= 2 && it.prev_norm > 0.0 {
+            let xi = norm / it.prev_norm;
+            if xi < 1.0 && (xi / (1.0 - xi)).powi(2) * norm * norm <= 1e-6 * it.psi / c.h.powi(4) {
+                return Verdict::Converged;
+            }
+        }
+        if norm == 0.0 {
+            return Verdict::Converged;
+        }
+        it.prev_norm = norm;
+        let dyn_n = two_norm(&self.r[..nv]);
+        let con_n = two_norm(&self.r[nv..]) * c.bh2();
+        let limit = |p: f64| p.max(1e3 * f64::EPSILON * p.max(1.0));
+        if dyn_n > limit(it.pred_dyn) || con_n > limit(it.pred_con) {
+            return Verdict::Reject(format!(
+                "Newton diverged: residual grew at {}{}",
+                self.largest_residual(),
+                self.largest_correction()
+            ));
+        }
+        Verdict::Continue
+    }
+
+    /// The local error test of `adaptive` (theory §8) on the converged step.
+    fn estimate(&mut self, settings: &Settings, c: &Coefficients) -> Outcome {
+        let Some(tol) = settings.adaptive else {
+            return Outcome::Accepted { theta: 0.0 };
+        };
+        let nv = self.nv;
+        self.scales(true);
+        self.weights(settings, true);
+        let k = error_constant(settings) * c.h * c.h / tol;
+        let sum: f64 = (0..nv)
+            .map(|i| (k * (self.x[i] - self.vd[i]) / self.w[i]).powi(2))
+            .sum();
+        let theta = if nv > 0 { sum / nv as f64 } else { 0.0 };
+        if theta.is_finite() && theta <= 1.0 {
+            return Outcome::Accepted { theta };
+        }
+        let i = (0..nv)
+            .max_by(|&a, &b| {
+                let ea = ((self.x[a] - self.vd[a]) / self.w[a]).abs();
+                let eb = ((self.x[b] - self.vd[b]) / self.w[b]).abs();
+                ea.total_cmp(&eb)
+            })
+            .unwrap_or(0);
+        Outcome::Rejected {
+            cause: format!(
+                "local error {theta:.3e} > 1, largest at {} (elements acting on it: {}) in the step to t = {}",
+                self.labels[i],
+                quoted(&self.acting_on(i)),
+                self.t_new
+            ),
+            singular: None,
+        }
+    }
+}

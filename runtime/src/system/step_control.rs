@@ -1,0 +1,253 @@
+//! Accepting steps, step size control, the output grid, `step` and `run`.
+
+use super::*;
+
+impl System {
+    /// The last accepted step had the size h (up to the round-off of the last step
+    /// before an output time, which is computed as a difference of times).
+    pub(super) fn same_step(&self, h: f64) -> bool {
+        (h - self.h_prev).abs() <= 1e-9 * h
+    }
+
+    /// Makes the trial state the accepted one and runs `Post`.
+    pub(super) fn accept(&mut self, settings: &Settings, h: f64) {
+        let nv = self.nv;
+        let ap = match settings.form {
+            Form::ArnoldBruls => settings.alpha,
+            Form::Negrut => 0.0,
+        };
+        // Would the linear predictor have been closer to this step's v̇ (λ) than the
+        // constant one? It loses where they alternate from step to step (a weakly
+        // damped parasitic mode of the index-3 equations).
+        if self.same_step(h) {
+            let closer = |new: &[f64], last: &[f64], before: &[f64]| {
+                let (mut e_const, mut e_lin) = (0.0f64, 0.0f64);
+                for ((x, l), b) in new.iter().zip(last).zip(before) {
+                    e_const = e_const.max((x - l).abs());
+                    e_lin = e_lin.max((x - l - (l - b)).abs());
+                }
+                e_lin < e_const
+            };
+            self.extrapolate = [
+                closer(&self.x[..nv], &self.vd, &self.x_prev[..nv]),
+                closer(&self.x[nv..], &self.lam, &self.x_prev[nv..]),
+            ];
+        }
+        self.x_prev[..nv].copy_from_slice(&self.vd);
+        self.x_prev[nv..].copy_from_slice(&self.lam);
+        self.h_prev = h;
+        for i in 0..nv {
+            let vd_new = self.x[i];
+            self.acc[i] = (1.0 + ap) * vd_new - ap * self.vd[i];
+            self.vd[i] = vd_new;
+        }
+        self.lam.copy_from_slice(&self.x[nv..]);
+        self.q.copy_from_slice(&self.qt);
+        self.v.copy_from_slice(&self.vt);
+        self.f_n.copy_from_slice(&self.f);
+        self.t = self.t_new;
+        if settings.adaptive.is_some() {
+            self.scale_n.copy_from_slice(&self.scale_t);
+        } else if matches!(settings.newton, Newton::Legacy) {
+            self.scales(false);
+        }
+        for i in 0..nv {
+            self.scale_max[i] = self.scale_max[i].max(self.scale_n[i]);
+        }
+        // Element state (e.g. the reference of a continuous angle).
+        let c = self.coefficients(settings, h);
+        let w = accepted_view!(self);
+        let types = &self.table.types;
+        for e in &mut self.inst {
+            let ty = &types[e.ty];
+            if ty.state_params.is_empty() {
+                continue;
+            }
+            call(types, e, Role::Post, &mut self.s, &w, &c);
+            for (k, &p) in ty.state_params.iter().enumerate() {
+                e.params[p] = self.s.out[k];
+            }
+        }
+        self.stats.steps += 1;
+        self.stats.t = self.t;
+    }
+
+    /// The shortest step: `step_min`, and never below the resolution of the time
+    /// (so no step is 0).
+    fn h_floor(&self, settings: &Settings) -> f64 {
+        settings
+            .step_min
+            .max(16.0 * f64::EPSILON * self.t.abs().max(1.0))
+    }
+
+    /// The error when a rejected step would go below the minimum: a singular
+    /// iteration matrix says whether [M Bᵀ; B 0] is singular at the configuration
+    /// reached (redundant or conflicting constraints there) or only along the way.
+    #[cold]
+    fn below_minimum(
+        &mut self,
+        settings: &Settings,
+        cause: String,
+        singular: Option<usize>,
+    ) -> SimErrorKind {
+        let Some(i) = singular else {
+            return SimErrorKind::StepBelowMinimum {
+                h: self.h,
+                h_min: settings.step_min,
+                cause,
+            };
+        };
+        let t_trial = self.t_new;
+        let c = self.coefficients(settings, self.h);
+        self.assemble_ic(&c);
+        let solver = self.ics.as_mut().expect("solvers exist after initialize");
+        let at_configuration = solver.factorize(&self.icv[..self.icp.nnz()]).is_err();
+        SimErrorKind::Singular {
+            unknown: self.labels[i].clone(),
+            elements: self.acting_on(i),
+            t_trial,
+            at_configuration,
+        }
+    }
+
+    /// Integrates from the accepted state to `t_stop` exactly, with step control.
+    // SimError carries the statistics by value; the error path is cold.
+    #[allow(clippy::result_large_err)]
+    pub(super) fn advance_to(
+        &mut self,
+        settings: &Settings,
+        t_stop: f64,
+        mut sink: Option<&mut dyn ResultSink>,
+        report: &mut StepReport,
+    ) -> Result<(), SimError> {
+        while t_stop - self.t > 1e-12 * t_stop.abs().max(1.0) {
+            let mut h = self.h.min(settings.step_max);
+            let remaining = t_stop - self.t;
+            // Land on t_stop when it is near, and never leave a remainder shorter than
+            // the minimum step (no accepted step is shorter than step_min).
+            let hit = 1.1 * h >= remaining || remaining - h < self.h_floor(settings);
+            if hit {
+                h = remaining;
+            }
+            let start = settings.timing.then(Instant::now);
+            let mut iters = 0;
+            let mut corr = 0.0;
+            let outcome = self
+                .try_step(settings, h, &mut iters, &mut corr)
+                .map_err(|k| self.sim_error(k))?;
+            report.newton_iterations += iters;
+            match outcome {
+                Outcome::Accepted { theta } => {
+                    self.accept(settings, h);
+                    if let Some((i, g)) = self.monitor.check(&self.v, &self.lam) {
+                        return Err(self.sim_error(self.diverged(i, g, None)));
+                    }
+                    if hit {
+                        self.t = t_stop;
+                        self.stats.t = t_stop;
+                    }
+                    if let Some(t0) = start {
+                        if self.step_times.len() < self.step_times.capacity() {
+                            self.step_times.push(t0.elapsed().as_secs_f64());
+                        }
+                    }
+                    report.substeps += 1;
+                    report.correction = corr;
+                    self.stats.max_correction = self.stats.max_correction.max(corr);
+                    if settings.adaptive.is_some() {
+                        // Controller of the legacy solver, growth limited to 5×.
+                        let factor = if theta > 0.0 {
+                            0.9 * theta.powf(-1.0 / 6.0)
+                        } else {
+                            5.0
+                        };
+                        self.h = (h * factor.min(5.0))
+                            .min(settings.step_max)
+                            .max(self.h_floor(settings));
+                    } else if !hit || h >= self.h {
+                        self.h = (2.0 * self.h).min(settings.step);
+                    }
+                    if let Some(s) = sink.as_deref_mut() {
+                        if settings.output_every == 0.0 {
+                            self.outputs();
+                            s.row(self.t, &self.row);
+                        }
+                    }
+                }
+                Outcome::Rejected { cause, singular } => {
+                    self.stats.rejected += 1;
+                    self.h = h / 2.0;
+                    if self.h < self.h_floor(settings) {
+                        let kind = self.below_minimum(settings, cause, singular);
+                        return Err(self.sim_error(self.or_diverged(kind)));
+                    }
+                }
+            }
+        }
+        report.t = self.t;
+        Ok(())
+    }
+
+    /// One step of `settings.step` for a caller-driven loop (real time): with
+    /// `Newton::Fixed` and no `adaptive` every call does the same work. A rejected
+    /// attempt is covered by smaller substeps. Needs [`System::initialize`] first.
+    // SimError carries the statistics by value; the error path is cold.
+    #[allow(clippy::result_large_err)]
+    pub fn step(&mut self, settings: &Settings) -> Result<StepReport, SimError> {
+        if !self.initialized {
+            return Err(self.sim_error(SimErrorKind::Setup(RuntimeError::NotInitialized)));
+        }
+        let mut report = StepReport {
+            t: self.t,
+            substeps: 0,
+            newton_iterations: 0,
+            correction: 0.0,
+        };
+        let t_stop = self.t + settings.step;
+        self.advance_to(settings, t_stop, None, &mut report)?;
+        Ok(report)
+    }
+
+    /// Initializes (if needed) and integrates to `settings.end`, writing a row at t = 0
+    /// and at every output time (every accepted step if `output_every` is 0).
+    // SimError carries the statistics by value; the error path is cold.
+    #[allow(clippy::result_large_err)]
+    pub fn run(
+        &mut self,
+        settings: &Settings,
+        sink: &mut dyn ResultSink,
+    ) -> Result<RunStats, SimError> {
+        if let Err(e) = settings.validate() {
+            return Err(self.sim_error(SimErrorKind::Setup(RuntimeError::BadSettings(e))));
+        }
+        if !self.initialized {
+            self.initialize(settings)
+                .map_err(|e| self.sim_error(SimErrorKind::Setup(e)))?;
+        }
+        self.reserve_timing(settings);
+        sink.header(&self.channels);
+        self.outputs();
+        sink.row(self.t, &self.row);
+        let mut report = StepReport {
+            t: self.t,
+            substeps: 0,
+            newton_iterations: 0,
+            correction: 0.0,
+        };
+        let mut k: u64 = (self.t / settings.output_every.max(f64::MIN_POSITIVE)).floor() as u64 + 1;
+        while settings.end - self.t > 1e-12 * settings.end.abs().max(1.0) {
+            let t_stop = if settings.output_every > 0.0 {
+                (k as f64 * settings.output_every).min(settings.end)
+            } else {
+                settings.end
+            };
+            self.advance_to(settings, t_stop, Some(&mut *sink), &mut report)?;
+            if settings.output_every > 0.0 {
+                self.outputs();
+                sink.row(self.t, &self.row);
+                k += 1;
+            }
+        }
+        Ok(self.final_stats())
+    }
+}

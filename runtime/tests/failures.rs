@@ -1,0 +1,192 @@
+//! Failures of the step control (issue 13): a singular iteration matrix inside a step
+//! is rejected and halved, no accepted step is shorter than `step_min`, and a solution
+//! that grows without bound ends with "diverged", naming what grew, with the rows so
+//! far kept.
+
+mod common;
+
+use common::*;
+use fdc_runtime::{MemorySink, Settings, SimErrorKind, System};
+
+/// Rows every `output_every` from 0 up to the failure at `t_fail`: all of them kept.
+fn assert_rows_kept(sink: &MemorySink, output_every: f64, t_fail: f64) {
+    let expected = (t_fail / output_every).floor() as usize + 1;
+    assert_eq!(sink.times.len(), expected, "rows up to t = {t_fail}");
+    assert!(sink.times.iter().all(|&t| t <= t_fail));
+}
+
+#[test]
+fn undamped_index3_chain_ends_with_diverged_naming_the_multiplier() {
+    // α = 0 (no numerical damping) on a chain of 4 pendulums: the index-3 multipliers
+    // alternate and grow geometrically (issue 13). Fixed and adaptive steps both end
+    // with "diverged", never with millions of tiny steps or a wrong diagnosis.
+    for (step, adaptive) in [(1e-3, None), (1e-2, Some(1e-6))] {
+        let s = Settings {
+            end: 100.0,
+            step,
+            alpha: 0.0,
+            adaptive,
+            output_every: 0.1,
+            ..Settings::default()
+        };
+        let mut sys = System::new(chain(4)).unwrap();
+        let mut sink = MemorySink::default();
+        let err = sys.run(&s, &mut sink).unwrap_err();
+        let SimErrorKind::Diverged {
+            unknown,
+            elements,
+            growth,
+            ..
+        } = &err.kind
+        else {
+            panic!("{step} {adaptive:?}: {err}");
+        };
+        assert!(unknown.contains("dist.lambda"), "{unknown}");
+        assert!(!elements.is_empty());
+        assert!(*growth > 1e4, "{growth}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("the solution diverged")
+                && msg.contains("reduce the step or add numerical damping"),
+            "{msg}"
+        );
+        // Fixed: 6,664 steps to t = 6.66 s; adaptive: 116,966 steps to its end
+        // (measured) — never the millions of tiny steps of issue 13.
+        assert!(err.stats.steps < 300_000, "{} steps", err.stats.steps);
+        assert_rows_kept(&sink, s.output_every, err.t);
+    }
+}
+
+#[test]
+fn a_damped_falling_chain_is_not_called_divergent() {
+    // The default α on the same chain falling 10 s from the horizontal: velocities
+    // grow from 0 to several m/s and the multipliers swing, but nothing diverges.
+    let s = Settings {
+        end: 10.0,
+        ..Settings::default()
+    };
+    let mut sys = System::new(chain(4)).unwrap();
+    let stats = sys.run(&s, &mut MemorySink::default()).unwrap();
+    assert!((stats.t - 10.0).abs() < 1e-12);
+}
+
+#[test]
+fn a_singular_matrix_inside_a_step_rejects_and_halves_it() {
+    // A mass on a spring of negative stiffness k = −m/(β′h²): the iteration matrix
+    // m + β′h² k is exactly singular at h and regular at h/2. The run passes with
+    // rejected steps instead of ending at the first singular matrix.
+    let s = Settings {
+        end: 0.05,
+        step: 0.05,
+        output_every: 0.05,
+        ..Settings::default()
+    };
+    let (beta, _) = s.beta_gamma();
+    let beta_p = (1.0 + s.alpha) * beta;
+    let k = -1.0 / (beta_p * s.step * s.step);
+    let mut sys = System::new(spring_mass(1.0, k, 0.0, 0.01, 0.0)).unwrap();
+    let mut sink = MemorySink::default();
+    let stats = sys.run(&s, &mut sink).unwrap();
+    assert!(stats.rejected >= 1, "{stats:?}");
+    assert_eq!(
+        (stats.steps, stats.rejected),
+        (2, 1),
+        "two halves of the singular step"
+    );
+    // The same as a run with the fixed step h/2 from the start, and growing as
+    // x0 cosh(√−k t) does (3.6 x0 at the end; two steps with ωh = 0.98 give 4.4 x0).
+    let x = sink.channel("mass.x").unwrap()[1];
+    let half = Settings {
+        step: s.step / 2.0,
+        ..s.clone()
+    };
+    let mut sys2 = System::new(spring_mass(1.0, k, 0.0, 0.01, 0.0)).unwrap();
+    let mut sink2 = MemorySink::default();
+    sys2.run(&half, &mut sink2).unwrap();
+    let x_half = sink2.channel("mass.x").unwrap()[1];
+    assert!((x - x_half).abs() < 1e-14, "{x} vs {x_half}");
+    let exact = 0.01 * ((-k).sqrt() * s.end).cosh();
+    assert!(((x - exact) / exact).abs() < 0.25, "{x} vs {exact}");
+}
+
+#[test]
+fn no_accepted_step_is_shorter_than_step_min() {
+    // A tolerance the pendulum cannot meet at step_min: the controller's proposals are
+    // clamped to step_min; every row (one per accepted step) is at least step_min
+    // after the one before, and the run ends below the minimum with its rows kept.
+    let s = Settings {
+        end: 1.0,
+        step: 1e-3,
+        step_min: 1e-4,
+        output_every: 0.0,
+        adaptive: Some(1e-12),
+        ..Settings::default()
+    };
+    let mut sys = System::new(pendulum(1.0, [1.0, 0.0], 9.81)).unwrap();
+    let mut sink = MemorySink::default();
+    let err = sys.run(&s, &mut sink).unwrap_err();
+    assert!(
+        matches!(err.kind, SimErrorKind::StepBelowMinimum { .. }),
+        "{err}"
+    );
+    assert_eq!(sink.times.len(), err.stats.steps + 1);
+    for w in sink.times.windows(2) {
+        assert!(
+            w[1] - w[0] >= s.step_min * (1.0 - 1e-9),
+            "{} {}",
+            w[0],
+            w[1]
+        );
+    }
+}
+
+/// Largest |x − x_ref| of the 90° pendulum's bob over 3.2 s, rows every 0.05 s, and the
+/// run's statistics.
+fn pendulum_error(s: &Settings, reference: &[f64]) -> (f64, fdc_runtime::RunStats) {
+    let mut sys = System::new(pendulum(1.0, [1.0, 0.0], 9.81)).unwrap();
+    let mut sink = MemorySink::default();
+    let stats = sys.run(s, &mut sink).unwrap();
+    let x = sink.channel("bob.x").unwrap();
+    let e = x
+        .iter()
+        .zip(reference)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    (e, stats)
+}
+
+#[test]
+fn the_adaptive_error_falls_monotonically_with_the_tolerance() {
+    // Measured (pendulum, tol 1e-4 … 1e-10): errors 9.3e-3, 1.5e-3, 5.4e-4, 8.9e-5,
+    // 1.4e-5, 3.3e-6, 2.0e-6 in 281 … 20,326 steps, of which 4–9 % rejected (12 …
+    // 1,763): monotone, but only about tol^0.6, not proportional (issue 13c, open).
+    let base = Settings {
+        end: 3.2,
+        output_every: 0.05,
+        ..Settings::default()
+    };
+    let reference = {
+        let s = Settings {
+            step: 1e-5,
+            ..base.clone()
+        };
+        let mut sys = System::new(pendulum(1.0, [1.0, 0.0], 9.81)).unwrap();
+        let mut sink = MemorySink::default();
+        sys.run(&s, &mut sink).unwrap();
+        sink.channel("bob.x").unwrap()
+    };
+    let mut last = f64::INFINITY;
+    for tol in [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10] {
+        let s = Settings {
+            adaptive: Some(tol),
+            ..base.clone()
+        };
+        let (e, st) = pendulum_error(&s, &reference);
+        assert!(e < last, "tol {tol:e}: error {e:.3e} not below {last:.3e}");
+        // Within a stated factor of the tolerance: the error of x (m) stays below
+        // 100 √tol over this range (a bound, not proportionality).
+        assert!(e < 100.0 * tol.sqrt(), "tol {tol:e}: error {e:.3e}");
+        assert!(st.rejected < st.steps / 10, "tol {tol:e}: {st:?}");
+        last = e;
+    }
+}
