@@ -127,7 +127,12 @@ impl Road {
         let (lo, hi) = (Self::PATCH.0, Self::PATCH.1);
         let inside = boxed(x, lo[0], hi[0]) * boxed(y, lo[1], hi[1]);
         let mu = Self::MU + (Self::PATCH_MU - Self::MU) * inside + s[5];
-        (h, Self::PLANE[1] + gx + s[3], Self::PLANE[2] + gy + s[4], mu)
+        (
+            h,
+            Self::PLANE[1] + gx + s[3],
+            Self::PLANE[2] + gy + s[4],
+            mu,
+        )
     }
 }
 
@@ -151,13 +156,51 @@ fn model() -> String {
              mu = {}; patch_mu = {}; patch_from = {}; patch_to = {}; patch_edge = {};
              plane_x = {}; plane_y = {}; plane_h = {}; plane_gx = {}; plane_gy = {}; plane_mu = {};
          }}",
-        t.radius, t.kz, t.cz, t.fs, t.fz0, t.v_eps, t.cx, t.ex, t.kx, t.kx_load, t.dx_load,
-        t.cy, t.ey, t.ky, t.ky_load, t.dy_load, t.dy_camber, t.camber_shift,
-        t.rbx[0], t.rbx[1], t.rbx[2], t.rby[0], t.rby[1], t.rby[2], t.trail, t.trail_b, t.fr,
-        v3(Road::PLANE), v3(Road::AX), v3(Road::FX), v3(Road::PX),
-        v3(Road::AY), v3(Road::FY), v3(Road::PY),
-        Road::MU, Road::PATCH_MU, v3(Road::PATCH.0), v3(Road::PATCH.1), Road::PATCH.2,
-        s[0], s[1], s[2], s[3], s[4], s[5],
+        t.radius,
+        t.kz,
+        t.cz,
+        t.fs,
+        t.fz0,
+        t.v_eps,
+        t.cx,
+        t.ex,
+        t.kx,
+        t.kx_load,
+        t.dx_load,
+        t.cy,
+        t.ey,
+        t.ky,
+        t.ky_load,
+        t.dy_load,
+        t.dy_camber,
+        t.camber_shift,
+        t.rbx[0],
+        t.rbx[1],
+        t.rbx[2],
+        t.rby[0],
+        t.rby[1],
+        t.rby[2],
+        t.trail,
+        t.trail_b,
+        t.fr,
+        v3(Road::PLANE),
+        v3(Road::AX),
+        v3(Road::FX),
+        v3(Road::PX),
+        v3(Road::AY),
+        v3(Road::FY),
+        v3(Road::PY),
+        Road::MU,
+        Road::PATCH_MU,
+        v3(Road::PATCH.0),
+        v3(Road::PATCH.1),
+        Road::PATCH.2,
+        s[0],
+        s[1],
+        s[2],
+        s[3],
+        s[4],
+        s[5],
     )
 }
 
@@ -239,15 +282,37 @@ fn reference(t: &Tyre, wh: &Wheel) -> Result {
     } else {
         2.0 * t.ky / t.ky_load
     };
-    let fy0 = dy * fz * mf(ky_over_fz / (t.cy * dy), t.cy, t.ey, alpha + t.camber_shift * gamma);
-    let weight = |r: [f64; 3], x: f64, y: f64| (r[2] * (r[0] * (r[1] * y).atan().cos() * x).atan()).cos();
+    let fy0 = dy
+        * fz
+        * mf(
+            ky_over_fz / (t.cy * dy),
+            t.cy,
+            t.ey,
+            alpha + t.camber_shift * gamma,
+        );
+    let weight =
+        |r: [f64; 3], x: f64, y: f64| (r[2] * (r[0] * (r[1] * y).atan().cos() * x).atan()).cos();
     let fx = weight(t.rbx, alpha, kappa) * fx0;
     let fy = weight(t.rby, kappa, alpha) * fy0;
     let mz = -t.trail * (t.trail_b * alpha).atan().cos() * fy;
     let my = -t.fr * fz * rho * (vx / t.v_eps).tanh();
     let force = add(add(mul(fx, ex), mul(fy, ey)), mul(fz, n));
     let moment = add(add(cross(sub(p, wh.c), force), mul(mz, n)), mul(my, a));
-    Result { kappa, alpha, gamma, fx, fy, fz, mz, my, p, h, mu, force, moment }
+    Result {
+        kappa,
+        alpha,
+        gamma,
+        fx,
+        fy,
+        fz,
+        mz,
+        my,
+        p,
+        h,
+        mu,
+        force,
+        moment,
+    }
 }
 
 /// Quaternion (scalar first) of Rz(ψ) Rx(γ): steer ψ, then camber γ about the heading.
@@ -261,9 +326,21 @@ fn steer_camber(psi: f64, gamma: f64) -> [f64; 4] {
 fn rotation(q: [f64; 4]) -> [V3; 3] {
     let [w, x, y, z] = q;
     [
-        [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y + w * z), 2.0 * (x * z - w * y)],
-        [2.0 * (x * y - w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z + w * x)],
-        [2.0 * (x * z + w * y), 2.0 * (y * z - w * x), 1.0 - 2.0 * (x * x + y * y)],
+        [
+            1.0 - 2.0 * (y * y + z * z),
+            2.0 * (x * y + w * z),
+            2.0 * (x * z - w * y),
+        ],
+        [
+            2.0 * (x * y - w * z),
+            1.0 - 2.0 * (x * x + z * z),
+            2.0 * (y * z + w * x),
+        ],
+        [
+            2.0 * (x * z + w * y),
+            2.0 * (y * z - w * x),
+            1.0 - 2.0 * (x * x + y * y),
+        ],
     ]
 }
 
@@ -285,8 +362,16 @@ impl Lowered {
             Err(BuildError::Backend(e) | BuildError::Usage(e)) => panic!("{e}"),
         };
         let _ = std::fs::remove_dir_all(&dir);
-        let inst = f.lowered.instances.iter().position(|i| i.name == "tyre").unwrap();
-        Lowered { lowered: f.lowered, inst }
+        let inst = f
+            .lowered
+            .instances
+            .iter()
+            .position(|i| i.name == "tyre")
+            .unwrap();
+        Lowered {
+            lowered: f.lowered,
+            inst,
+        }
     }
 
     /// (result channels by name, residual) at the wheel state `q`, `v` (local order).
@@ -299,7 +384,16 @@ impl Lowered {
         eval(
             &l.graph,
             &func.outputs,
-            &[q, v, &zeros, &[], &inst.params, &[0.0, 0.3, 0.6, 1e-3], &zeros, &[0.0]],
+            &[
+                q,
+                v,
+                &zeros,
+                &[],
+                &inst.params,
+                &[0.0, 0.3, 0.6, 1e-3],
+                &zeros,
+                &[0.0],
+            ],
         )
         .unwrap()
     }
@@ -320,9 +414,13 @@ impl Lowered {
         let out = self.eval(Role::Out, &qs, &vs);
         let res = self.eval(Role::Res, &qs, &vs);
         let ch = |n: &str| self.channel(&out, n);
-        // The residual is the sum of the loads: [F; Aᵀ M] on the wheel's [R; θ].
-        let mb = [res[3], res[4], res[5]];
-        let moment = add(add(mul(mb[0], rot[0]), mul(mb[1], rot[1])), mul(mb[2], rot[2]));
+        // The residual is minus the loads (r_dyn = −Q, docs/diff.md): −[F; Aᵀ M] on
+        // the wheel's [R; θ].
+        let mb = [-res[3], -res[4], -res[5]];
+        let moment = add(
+            add(mul(mb[0], rot[0]), mul(mb[1], rot[1])),
+            mul(mb[2], rot[2]),
+        );
         Result {
             kappa: ch("slip"),
             alpha: ch("slip_angle"),
@@ -335,7 +433,7 @@ impl Lowered {
             p: [ch("contact.x"), ch("contact.y"), ch("contact.z")],
             h: ch("road_height"),
             mu: ch("friction"),
-            force: [res[0], res[1], res[2]],
+            force: [-res[0], -res[1], -res[2]],
             moment,
         }
     }
@@ -343,7 +441,16 @@ impl Lowered {
 
 /// A wheel at (x, y) heading ψ with camber γ, loaded to about `load` (deflection
 /// load/kz), moving at `speed` with slip angle about α and slip ratio about κ.
-fn wheel_state(x: f64, y: f64, psi: f64, gamma: f64, load: f64, speed: f64, alpha: f64, kappa: f64) -> ([f64; 4], Wheel) {
+fn wheel_state(
+    x: f64,
+    y: f64,
+    psi: f64,
+    gamma: f64,
+    load: f64,
+    speed: f64,
+    alpha: f64,
+    kappa: f64,
+) -> ([f64; 4], Wheel) {
     let t = TYRE;
     let q = steer_camber(psi, gamma);
     let rot = rotation(q);
@@ -401,10 +508,23 @@ fn tyre_forces_match_an_independent_implementation_over_slip_load_and_camber() {
             for &load in &[-0.05, 0.0, 0.3, 1.0, 1.5, 2.0] {
                 for &gamma in &[-5.0, 0.0, 5.0] {
                     let x = 3.0 + 2.0 * n as f64 / 1000.0;
-                    let (q, wh) = wheel_state(x, 0.4, 0.3, gamma * deg, load * t.fz0, 15.0, alpha * deg, kappa);
+                    let (q, wh) = wheel_state(
+                        x,
+                        0.4,
+                        0.3,
+                        gamma * deg,
+                        load * t.fz0,
+                        15.0,
+                        alpha * deg,
+                        kappa,
+                    );
                     let want = reference(&t, &wh);
                     let got = l.result(q, &wh);
-                    compare(&got, &want, &format!("κ {kappa} α {alpha}° load {load} Fz0 γ {gamma}°"));
+                    compare(
+                        &got,
+                        &want,
+                        &format!("κ {kappa} α {alpha}° load {load} Fz0 γ {gamma}°"),
+                    );
                     kr = [kr[0].min(want.kappa), kr[1].max(want.kappa)];
                     ar = [ar[0].min(want.alpha), ar[1].max(want.alpha)];
                     fr = [fr[0].min(want.fz), fr[1].max(want.fz)];
@@ -417,16 +537,27 @@ fn tyre_forces_match_an_independent_implementation_over_slip_load_and_camber() {
     }
     // The sweep covers the ranges it claims (the road's slope and waves shift them).
     assert!(kr[0] < -0.9 && kr[1] > 0.9, "slip ratio range {kr:?}");
-    assert!(ar[0] < -19.0 * deg && ar[1] > 19.0 * deg, "slip angle range {ar:?}");
+    assert!(
+        ar[0] < -19.0 * deg && ar[1] > 19.0 * deg,
+        "slip angle range {ar:?}"
+    );
     assert!(fr[0] < 1.0 && fr[1] > 1.9 * t.fz0, "load range {fr:?}");
-    assert!(gr[0] < -4.8 * deg && gr[1] > 4.8 * deg, "camber range {gr:?}");
+    assert!(
+        gr[0] < -4.8 * deg && gr[1] > 4.8 * deg,
+        "camber range {gr:?}"
+    );
     // The peak of Fx/Fz is near μ (1 + dx_load dfz), so the formula saturates.
     assert!(fx_peak > 0.8 && fx_peak < 1.3, "peak Fx/Fz {fx_peak}");
     // On the friction patch (μ 0.4 inside): the tangent plane and friction still agree.
     let (q, wh) = wheel_state(15.0, 0.3, -0.2, 2.0 * deg, t.fz0, 8.0, 4.0 * deg, 0.3);
     let (got, want) = (l.result(q, &wh), reference(&t, &wh));
     compare(&got, &want, "on the patch");
-    assert!((want.mu - (Road::PATCH_MU + Road::SLOT[5])).abs() < 1e-3, "μ {}", want.mu);
+    // Inside, near the patch's y edge: close to μ_patch + μ₀ = 0.35.
+    assert!(
+        (want.mu - (Road::PATCH_MU + Road::SLOT[5])).abs() < 0.03,
+        "μ {}",
+        want.mu
+    );
 }
 
 /// The largest change between neighbouring difference quotients of `f` over
@@ -435,7 +566,10 @@ fn tyre_forces_match_an_independent_implementation_over_slip_load_and_camber() {
 fn derivative_jump(f: &dyn Fn(f64) -> f64, s0: f64, s1: f64, ds: f64) -> f64 {
     let n = ((s1 - s0) / ds).round() as usize;
     let vals: Vec<f64> = (0..=n).map(|i| f(s0 + i as f64 * ds)).collect();
-    assert!(vals.iter().all(|v| v.is_finite()), "not finite on [{s0}, {s1}]");
+    assert!(
+        vals.iter().all(|v| v.is_finite()),
+        "not finite on [{s0}, {s1}]"
+    );
     let d: Vec<f64> = vals.windows(2).map(|w| (w[1] - w[0]) / ds).collect();
     let scale = d.iter().fold(1e-300f64, |m, x| m.max(x.abs()));
     d.windows(2).fold(0.0f64, |m, w| m.max((w[1] - w[0]).abs())) / scale
@@ -443,7 +577,14 @@ fn derivative_jump(f: &dyn Fn(f64) -> f64, s0: f64, s1: f64, ds: f64) -> f64 {
 
 /// Every channel along a path through a suspect point has a continuous derivative:
 /// refining the spacing tenfold shrinks the quotients' jumps about tenfold.
-fn assert_smooth(l: &Lowered, path: &dyn Fn(f64) -> ([f64; 4], Wheel), s0: f64, s1: f64, ds: f64, what: &str) {
+fn assert_smooth(
+    l: &Lowered,
+    path: &dyn Fn(f64) -> ([f64; 4], Wheel),
+    s0: f64,
+    s1: f64,
+    ds: f64,
+    what: &str,
+) {
     let picks: [(&str, fn(&Result) -> f64); 5] = [
         ("Fx", |r| r.fx),
         ("Fy", |r| r.fy),
@@ -456,12 +597,18 @@ fn assert_smooth(l: &Lowered, path: &dyn Fn(f64) -> ([f64; 4], Wheel), s0: f64, 
             let (q, wh) = path(s);
             pick(&l.result(q, &wh))
         };
-        let (coarse, fine) = (derivative_jump(&f, s0, s1, ds), derivative_jump(&f, s0, s1, ds / 10.0));
+        let (coarse, fine) = (
+            derivative_jump(&f, s0, s1, ds),
+            derivative_jump(&f, s0, s1, ds / 10.0),
+        );
         assert!(
             fine < 1e-6 || fine < 0.2 * coarse,
             "{what}: {name} has a kink (jumps {coarse:e} at ds, {fine:e} at ds/10)"
         );
-        assert!(fine < 0.05, "{what}: {name} derivative jumps by {fine} of its size");
+        assert!(
+            fine < 0.05,
+            "{what}: {name} derivative jumps by {fine} of its size"
+        );
     }
 }
 
@@ -478,11 +625,17 @@ fn the_tyre_is_smooth_at_standstill_and_at_lift_off() {
         (q, wh)
     };
     assert_smooth(&l, &standstill, -0.5, 0.5, 2e-3, "standstill");
-    // At rest the tyre only carries the load: no slip force, no rolling moment.
-    let (q, mut wh) = standstill(0.0);
+    // At rest the tyre carries the load, with no longitudinal force and no rolling
+    // moment; upright it has no side force beyond the camber thrust of the road's
+    // tilt under the wheel (γ ≈ 1e-5 here).
+    let (q, mut wh) = wheel_state(2.0, 0.1, 0.2, 0.0, t.fz0, 0.0, 0.0, 0.0);
+    wh.w = [0.0; 3];
     wh.vc = [0.0; 3];
     let r = l.result(q, &wh);
-    assert!(r.fx.abs() < 1e-9 && r.fy.abs() < 1e-6 && r.my.abs() < 1e-9, "{r:?}");
+    assert!(
+        r.fx.abs() < 1e-9 && r.fy.abs() < 1e-4 * r.fz && r.my.abs() < 1e-9,
+        "{r:?}"
+    );
     assert!((r.fz - t.fz0).abs() < 0.01 * t.fz0, "{r:?}");
     // Spin through zero at standstill (a wheel starting to turn on the spot).
     let spin = |s: f64| {
@@ -498,19 +651,30 @@ fn the_tyre_is_smooth_at_standstill_and_at_lift_off() {
         (q, wh)
     };
     let corner = t.fs / t.kz; // the softplus corner's width in deflection
-    assert_smooth(&l, &lift, -20.0 * corner, 20.0 * corner, corner / 4.0, "lift-off");
+    assert_smooth(
+        &l,
+        &lift,
+        -20.0 * corner,
+        20.0 * corner,
+        corner / 4.0,
+        "lift-off",
+    );
     // High above the road everything is exactly zero and finite.
     let (q, wh) = lift(0.5);
     let r = l.result(q, &wh);
-    assert!(r.fz == 0.0 && r.fx == 0.0 && r.fy == 0.0 && r.mz == 0.0, "{r:?}");
+    assert!(
+        r.fz == 0.0 && r.fx == 0.0 && r.fy == 0.0 && r.mz == 0.0,
+        "{r:?}"
+    );
     assert!(r.force.iter().chain(&r.moment).all(|x| *x == 0.0), "{r:?}");
 }
 
 #[test]
 fn the_road_gradient_is_the_derivative_of_its_height() {
     // The tyre's road_height channel at neighbouring centres, by differences, against
-    // the slope the tyre uses (seen through the contact normal: camber 0, so the
-    // contact point is ρ n below the centre).
+    // the slope the tyre uses, seen through its outputs: with the axis along y the
+    // contact point lies below the centre along (n_x, 0, n_z), so (C − P) gives
+    // ∂h/∂x = −n_x/n_z, and the camber is asin(n_y).
     let l = Lowered::new(&model());
     let t = TYRE;
     let eps = 1e-5;
@@ -524,9 +688,17 @@ fn the_road_gradient_is_the_derivative_of_its_height() {
         let (q, wh) = wheel_state(x, y, 0.0, 0.0, t.fz0, 5.0, 0.0, 0.0);
         let r = l.result(q, &wh);
         let d = sub(wh.c, r.p);
-        let n = unit(d);
-        assert!((-n[0] / n[2] - gx).abs() < 1e-8, "∂h/∂x at ({x}, {y}): {gx} vs {}", -n[0] / n[2]);
-        assert!((-n[1] / n[2] - gy).abs() < 1e-8, "∂h/∂y at ({x}, {y}): {gy} vs {}", -n[1] / n[2]);
+        let slope_x = -d[0] / d[2];
+        let ny = r.gamma.sin();
+        let slope_y = -ny * (1.0 + slope_x * slope_x).sqrt() / (1.0 - ny * ny).sqrt();
+        assert!(
+            (slope_x - gx).abs() < 1e-8,
+            "∂h/∂x at ({x}, {y}): {gx} vs {slope_x}"
+        );
+        assert!(
+            (slope_y - gy).abs() < 1e-8,
+            "∂h/∂y at ({x}, {y}): {gy} vs {slope_y}"
+        );
     }
 }
 
@@ -581,6 +753,10 @@ fn a_wheel_rolls_down_a_slope_as_the_closed_form_with_rolling_resistance() {
     // Without rolling resistance it would be 30 % faster: the check resolves it.
     let free = g * sin_t / (1.0 + j / (m * rho * rho));
     assert!((measured - free).abs() > 0.2 * a, "{measured} vs {free}");
-    assert!((fz_ch[i1] - fz).abs() < 1e-3 * fz, "Fz {} vs {fz}", fz_ch[i1]);
+    assert!(
+        (fz_ch[i1] - fz).abs() < 1e-3 * fz,
+        "Fz {} vs {fz}",
+        fz_ch[i1]
+    );
     assert!(slip[i1] < 0.0 && slip[i1] > -0.01, "slip {}", slip[i1]);
 }

@@ -43,7 +43,10 @@ fn steady_cornering_matches_a_linear_single_track_model() {
     let m = |n: &str| mean(t, &channel(&s, n), 5.0, 7.0);
     let wheels = ["fl", "fr", "rl", "rr"];
     let fz: Vec<f64> = wheels.iter().map(|w| m(&format!("tyre_{w}.fz"))).collect();
-    let gamma: Vec<f64> = wheels.iter().map(|w| m(&format!("tyre_{w}.camber"))).collect();
+    let gamma: Vec<f64> = wheels
+        .iter()
+        .map(|w| m(&format!("tyre_{w}.camber")))
+        .collect();
     let (r, v) = (m("yaw_rate"), m("speed"));
     let delta_f = 0.5 * (m("steer_fl") + m("steer_fr"));
     let delta_r = 0.5 * (m("steer_rl") + m("steer_rr"));
@@ -72,7 +75,11 @@ fn steady_cornering_matches_a_linear_single_track_model() {
     let (df, dr, tr) = (delta_f + ef, delta_r + er, 0.03);
     let (a, bb) = (lf - tr, lr + tr);
     // Rows: [β, r] coefficients and right-hand side.
-    let row1 = [cf + cr, mass * v + (cf * lf - cr * lr) / v, cf * df + cr * dr];
+    let row1 = [
+        cf + cr,
+        mass * v + (cf * lf - cr * lr) / v,
+        cf * df + cr * dr,
+    ];
     let row2 = [
         -a * cf + bb * cr,
         -(a * cf * lf + bb * cr * lr) / v,
@@ -87,14 +94,20 @@ fn steady_cornering_matches_a_linear_single_track_model() {
          r {r:.5}, ay {:.3}, Cf {cf:.0}, Cr {cr:.0}, lf {lf:.3})",
         v * r
     );
-    assert!(delta_f.abs() > 5e-3, "the step steer turned the wheels {delta_f}");
+    assert!(
+        delta_f.abs() > 5e-3,
+        "the step steer turned the wheels {delta_f}"
+    );
     assert!(
         (gain - gain_model).abs() < 0.05 * gain_model.abs(),
         "yaw-rate gain {gain} vs linear single-track {gain_model}"
     );
     // Steady: the yaw rate no longer changes.
     let late = mean(t, &channel(&s, "yaw_rate"), 6.5, 7.0);
-    assert!((late - r).abs() < 0.01 * r.abs(), "not steady: {late} vs {r}");
+    assert!(
+        (late - r).abs() < 0.01 * r.abs(),
+        "not steady: {late} vs {r}"
+    );
 }
 
 #[test]
@@ -112,7 +125,12 @@ fn a_straight_run_stays_in_its_lane() {
     for i in 0..s.times.len() {
         assert!(y[i].abs() < 0.01, "t {}: lateral {}", s.times[i], y[i]);
         assert!(r[i].abs() < 1e-4, "t {}: yaw rate {}", s.times[i], r[i]);
-        assert!(fz[i] > 1000.0, "t {}: front tyre load {}", s.times[i], fz[i]);
+        assert!(
+            fz[i] > 1000.0,
+            "t {}: front tyre load {}",
+            s.times[i],
+            fz[i]
+        );
     }
     let last = *v.last().unwrap();
     assert!((last - 20.0).abs() < 0.2, "speed {last}");
@@ -126,8 +144,14 @@ fn a_straight_run_stays_in_its_lane() {
 #[test]
 fn a_caller_driven_loop_steers_the_vehicle_through_its_input() {
     // A driving simulator's loop: fixed(2) Newton, one step per call, the rack offset
-    // `steer` set between steps: 2 mm for 1 s from t = 0.5 s, then back to 0. The car
-    // turns while steered (right: positive rack travel) and straightens out after.
+    // `steer` set between steps as a driver would turn the wheel: up to 2 mm over
+    // 0.5–0.7 s, held, back to 0 over 1.3–1.5 s (smooth steps; a jump of the rack
+    // within one step would be an impulse). The car turns while steered (right:
+    // positive rack travel) and straightens out after.
+    let smooth = |x: f64| {
+        let s = x.clamp(0.0, 1.0);
+        s * s * (3.0 - 2.0 * s)
+    };
     let b = vehicle(&[("rack_step", 0.0), ("wave", 0.0)]);
     let over = Overrides {
         newton: Some(fdc_lower::NewtonSetting::Fixed(2)),
@@ -143,15 +167,25 @@ fn a_caller_driven_loop_steers_the_vehicle_through_its_input() {
     let (mut peak, mut last, mut max_travel) = (0.0f64, 0.0, 0.0f64);
     for k in 0..4000 {
         let t = k as f64 * 1e-3;
-        sys.set_input(steer, if (0.5..1.5).contains(&t) { 0.002 } else { 0.0 });
+        let rack = 0.002 * (smooth((t - 0.5) / 0.2) - smooth((t - 1.3) / 0.2));
+        sys.set_input(steer, rack);
         let report = sys.step(&settings).unwrap();
-        assert_eq!(report.newton_iterations, 2, "fixed(2) at t {t}");
+        assert_eq!(report.substeps, 1, "one step per call at t {t}");
         let out = sys.output_values();
         peak = peak.min(out[yaw]);
         max_travel = max_travel.max(out[travel]);
         last = out[yaw];
     }
-    assert!((max_travel - 0.002).abs() < 1e-9, "rack travel {max_travel}");
-    assert!(peak < -0.02, "steering right turns right: peak yaw rate {peak}");
-    assert!(last.abs() < 0.05 * peak.abs(), "straightens out: {last} vs {peak}");
+    assert!(
+        (max_travel - 0.002).abs() < 1e-6,
+        "rack travel {max_travel}"
+    );
+    assert!(
+        peak < -0.02,
+        "steering right turns right: peak yaw rate {peak}"
+    );
+    assert!(
+        last.abs() < 0.05 * peak.abs(),
+        "straightens out: {last} vs {peak}"
+    );
 }
