@@ -442,8 +442,7 @@ impl Lowered {
 /// A wheel at (x, y) heading ψ with camber γ, loaded to about `load` (deflection
 /// load/kz), moving at `speed` with slip angle about α and slip ratio about κ.
 fn wheel_state(
-    x: f64,
-    y: f64,
+    (x, y): (f64, f64),
     psi: f64,
     gamma: f64,
     load: f64,
@@ -509,8 +508,7 @@ fn tyre_forces_match_an_independent_implementation_over_slip_load_and_camber() {
                 for &gamma in &[-5.0, 0.0, 5.0] {
                     let x = 3.0 + 2.0 * n as f64 / 1000.0;
                     let (q, wh) = wheel_state(
-                        x,
-                        0.4,
+                        (x, 0.4),
                         0.3,
                         gamma * deg,
                         load * t.fz0,
@@ -549,7 +547,7 @@ fn tyre_forces_match_an_independent_implementation_over_slip_load_and_camber() {
     // The peak of Fx/Fz is near μ (1 + dx_load dfz), so the formula saturates.
     assert!(fx_peak > 0.8 && fx_peak < 1.3, "peak Fx/Fz {fx_peak}");
     // On the friction patch (μ 0.4 inside): the tangent plane and friction still agree.
-    let (q, wh) = wheel_state(15.0, 0.3, -0.2, 2.0 * deg, t.fz0, 8.0, 4.0 * deg, 0.3);
+    let (q, wh) = wheel_state((15.0, 0.3), -0.2, 2.0 * deg, t.fz0, 8.0, 4.0 * deg, 0.3);
     let (got, want) = (l.result(q, &wh), reference(&t, &wh));
     compare(&got, &want, "on the patch");
     // Inside, near the patch's y edge: close to μ_patch + μ₀ = 0.35.
@@ -585,7 +583,8 @@ fn assert_smooth(
     ds: f64,
     what: &str,
 ) {
-    let picks: [(&str, fn(&Result) -> f64); 5] = [
+    type Pick = fn(&Result) -> f64;
+    let picks: [(&str, Pick); 5] = [
         ("Fx", |r| r.fx),
         ("Fy", |r| r.fy),
         ("Fz", |r| r.fz),
@@ -619,7 +618,7 @@ fn the_tyre_is_smooth_at_standstill_and_at_lift_off() {
     let deg = std::f64::consts::PI / 180.0;
     // Standstill: forward speed through zero at a little side slip, wheel not turning.
     let standstill = |s: f64| {
-        let (q, mut wh) = wheel_state(2.0, 0.1, 0.2, 1.0 * deg, t.fz0, s, 0.0, 0.0);
+        let (q, mut wh) = wheel_state((2.0, 0.1), 0.2, 1.0 * deg, t.fz0, s, 0.0, 0.0);
         wh.w = [0.0, 0.0, 0.0];
         wh.vc = add(wh.vc, mul(0.05, wh.rot[1]));
         (q, wh)
@@ -628,7 +627,7 @@ fn the_tyre_is_smooth_at_standstill_and_at_lift_off() {
     // At rest the tyre carries the load, with no longitudinal force and no rolling
     // moment; upright it has no side force beyond the camber thrust of the road's
     // tilt under the wheel (γ ≈ 1e-5 here).
-    let (q, mut wh) = wheel_state(2.0, 0.1, 0.2, 0.0, t.fz0, 0.0, 0.0, 0.0);
+    let (q, mut wh) = wheel_state((2.0, 0.1), 0.2, 0.0, t.fz0, 0.0, 0.0, 0.0);
     wh.w = [0.0; 3];
     wh.vc = [0.0; 3];
     let r = l.result(q, &wh);
@@ -639,14 +638,14 @@ fn the_tyre_is_smooth_at_standstill_and_at_lift_off() {
     assert!((r.fz - t.fz0).abs() < 0.01 * t.fz0, "{r:?}");
     // Spin through zero at standstill (a wheel starting to turn on the spot).
     let spin = |s: f64| {
-        let (q, mut wh) = wheel_state(2.0, 0.1, 0.2, 0.0, t.fz0, 0.0, 0.0, 0.0);
+        let (q, mut wh) = wheel_state((2.0, 0.1), 0.2, 0.0, t.fz0, 0.0, 0.0, 0.0);
         wh.w = mul(s, wh.rot[1]);
         (q, wh)
     };
     assert_smooth(&l, &spin, -2.0, 2.0, 1e-2, "spin at standstill");
     // Lift-off: the centre rises through the unloaded radius while rolling with slip.
     let lift = |s: f64| {
-        let (q, mut wh) = wheel_state(4.0, 0.0, 0.0, 2.0 * deg, 0.0, 12.0, 5.0 * deg, 0.1);
+        let (q, mut wh) = wheel_state((4.0, 0.0), 0.0, 2.0 * deg, 0.0, 12.0, 5.0 * deg, 0.1);
         wh.c[2] += s;
         (q, wh)
     };
@@ -680,12 +679,12 @@ fn the_road_gradient_is_the_derivative_of_its_height() {
     let eps = 1e-5;
     for &(x, y) in &[(0.3, 0.2), (2.7, -1.3), (11.0, 0.9), (-4.0, 3.0)] {
         let h = |x: f64, y: f64| {
-            let (q, wh) = wheel_state(x, y, 0.0, 0.0, t.fz0, 5.0, 0.0, 0.0);
+            let (q, wh) = wheel_state((x, y), 0.0, 0.0, t.fz0, 5.0, 0.0, 0.0);
             l.result(q, &wh).h
         };
         let gx = (h(x + eps, y) - h(x - eps, y)) / (2.0 * eps);
         let gy = (h(x, y + eps) - h(x, y - eps)) / (2.0 * eps);
-        let (q, wh) = wheel_state(x, y, 0.0, 0.0, t.fz0, 5.0, 0.0, 0.0);
+        let (q, wh) = wheel_state((x, y), 0.0, 0.0, t.fz0, 5.0, 0.0, 0.0);
         let r = l.result(q, &wh);
         let d = sub(wh.c, r.p);
         let slope_x = -d[0] / d[2];
