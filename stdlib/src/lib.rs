@@ -12,4 +12,6 @@ pub const FILES: &[(&str, &str)] = &[
     ("drivers.fd", include_str!("../drivers.fd")),
     ("sensors.fd", include_str!("../sensors.fd")),
     ("measures.fd", include_str!("../measures.fd")),
+    ("roads.fd", include_str!("../roads.fd")),
+    ("tyres.fd", include_str!("../tyres.fd")),
 ];

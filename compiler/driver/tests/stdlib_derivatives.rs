@@ -54,6 +54,14 @@ element hanging(b: body) {
     potential = -m*dot(gravity, p) + 20*norm(p - b.point([0.1, 0, 0]))^2 + s^4;
     constrain dot(p, b.axis([0, 0, 1])) - s - initial(dot(p, b.axis([0, 0, 1])) - s);
 }
+joint rd: rod(a, b) { at1 = [0.2, 0.3, 0]; at2 = [0.8, 0, 0.2]; }
+force arb: anti_roll_bar(a, e, b) { axis_left = [1, 0, 0]; axis_right = [0, 1, 0.2];
+    stiffness = 7; damping = 0.4; }
+force ty: mf_tyre(a) { radius = 3; stiffness = 50; damping = 4; fz_smooth = 2; fz0 = 100;
+    axis = [0.1, 1, 0.2]; road_plane = [-0.5, 0.1, -0.05]; road_x_amp = [0.1, 0.05, 0];
+    road_x_freq = [0.3, 0.8, 0]; road_y_amp = [0.07, 0, 0]; road_y_freq = [0.4, 0, 0];
+    patch_mu = 0.5; patch_from = [-0.5, -0.5, 0]; patch_to = [0.5, 0.5, 0]; plane_h = 0.1;
+    plane_gx = 0.02; plane_gy = -0.03; plane_mu = 0.1; }
 element ha: hanging(a);
 element he: hanging(e);
 ";
@@ -265,6 +273,9 @@ fn every_stdlib_iteration_matrix_is_the_derivative_of_its_residual() {
         "constant_torque[e]",
         "bushing[be]",
         "hanging",
+        "rod",
+        "anti_roll_bar",
+        "mf_tyre",
         "hanging[e]",
         "coordinates[4]",
     ] {
