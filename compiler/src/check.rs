@@ -28,7 +28,11 @@ pub fn run(file: &Path, format: MessageFormat) -> ExitCode {
         return run_fds(file, format);
     }
     let (analysis, lowering) = fdc_driver::pipeline::check(file);
-    emit(&analysis.files, analysis.diagnostics.iter().chain(&lowering), format);
+    emit(
+        &analysis.files,
+        analysis.diagnostics.iter().chain(&lowering),
+        format,
+    );
     if analysis.has_errors() || !lowering.is_empty() {
         ExitCode::from(1)
     } else {
@@ -58,7 +62,11 @@ fn run_fds(file: &Path, format: MessageFormat) -> ExitCode {
         path: file,
     };
     let (analysis, lowering) = fdc_driver::pipeline::check_from(src);
-    emit(&analysis.files, analysis.diagnostics.iter().chain(&lowering), format);
+    emit(
+        &analysis.files,
+        analysis.diagnostics.iter().chain(&lowering),
+        format,
+    );
     if analysis.has_errors() || !lowering.is_empty() {
         ExitCode::from(1)
     } else {

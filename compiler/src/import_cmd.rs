@@ -54,7 +54,11 @@ pub fn run(a: &ImportArgs) -> ExitCode {
             "note: the file asks for {} Newton iterations{}; only a direct `fdc {}` run \
              applies that (no `simulate` key carries it)",
             x.max_newton_iterations,
-            if x.iter_noqv { " and a Newton matrix without gyroscopic derivatives" } else { "" },
+            if x.iter_noqv {
+                " and a Newton matrix without gyroscopic derivatives"
+            } else {
+                ""
+            },
             a.file.display()
         );
     }

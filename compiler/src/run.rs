@@ -3,7 +3,9 @@
 
 use clap::Args;
 use fdc_driver::fds::{import_file, is_fds, ImportError};
-use fdc_driver::pipeline::{build, build_from, render, BuildError, BuildOptions, Built, ModelSource};
+use fdc_driver::pipeline::{
+    build, build_from, render, BuildError, BuildOptions, Built, ModelSource,
+};
 use fdc_driver::profile::Profile;
 use fdc_driver::results::CsvSink;
 use fdc_driver::settings::{parse_newton, runtime_settings, Overrides};

@@ -100,7 +100,11 @@ fn analyze(src: ModelSource) -> Analysis {
             let mut files = fdc_frontend::SourceFiles::default();
             for id in 0..a.files.len() {
                 let own = a.files.name(id) == name && a.files.path(id).is_none();
-                let p = if own { Some(path.to_path_buf()) } else { a.files.path(id).map(Path::to_path_buf) };
+                let p = if own {
+                    Some(path.to_path_buf())
+                } else {
+                    a.files.path(id).map(Path::to_path_buf)
+                };
                 files.add(a.files.name(id), a.files.text(id), p);
             }
             a.files = files;

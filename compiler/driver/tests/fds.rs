@@ -44,7 +44,13 @@ fn run_fds(name: &str, profile: Profile) -> MemorySink {
         Ok(i) => i,
         Err(ImportError::Io(e)) => panic!("{e}"),
         Err(ImportError::Model { files, diagnostics }) => {
-            panic!("{}", diagnostics.iter().map(|d| d.render(&files)).collect::<String>())
+            panic!(
+                "{}",
+                diagnostics
+                    .iter()
+                    .map(|d| d.render(&files))
+                    .collect::<String>()
+            )
         }
     };
     let b = build_or_panic(ModelSource::Text {
@@ -63,7 +69,10 @@ fn run_fd_file(path: &Path) -> MemorySink {
 
 fn max_diff(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
 }
 
 /// Mass 2 on a generic joint (a slider along global x, given in a permuted joint
@@ -83,7 +92,10 @@ fn oscillator_on_a_generic_joint_follows_the_closed_form() {
         .map(|&t| v0 / wd * (-zeta * wn * t).exp() * (wd * t).sin())
         .collect();
     let err = max_diff(&x, &exact);
-    println!("oscillator: max |x - exact| = {err:.3e} (amplitude {:.3e})", v0 / wd);
+    println!(
+        "oscillator: max |x - exact| = {err:.3e} (amplitude {:.3e})",
+        v0 / wd
+    );
     assert!(err < 2e-5, "max error {err}");
     // The body moves along global x only (the joint frame's third axis).
     let y = channel(&r, "mass_1.R.y");
@@ -99,7 +111,11 @@ fn oscillator_on_a_generic_joint_follows_the_closed_form() {
     // Gravity along −z is carried by the joint's dy primitive (K axis 2 = global z):
     // λ = m g up to the sign convention of multipliers.
     let lz = channel(&r, "prismatic_x_to_ground.dy.lambda");
-    assert!(lz.iter().all(|l| (l.abs() - m * 9.81).abs() < 1e-6), "{:?}", &lz[..3]);
+    assert!(
+        lz.iter().all(|l| (l.abs() - m * 9.81).abs() < 1e-6),
+        "{:?}",
+        &lz[..3]
+    );
 }
 
 /// A free Akima spline of F = 2t (straight lines are reproduced exactly) pushes mass 1:
@@ -127,10 +143,18 @@ fn line_of_sight_force_follows_the_closed_form() {
     let (k, l0, d0, mu) = (12.0f64, 1.5f64, 2.0f64, 3.0f64 * 1.0 / 4.0);
     let w = (k / mu).sqrt();
     let gap = channel(&r, "gap");
-    let exact: Vec<f64> = r.times.iter().map(|t| l0 + (d0 - l0) * (w * t).cos()).collect();
+    let exact: Vec<f64> = r
+        .times
+        .iter()
+        .map(|t| l0 + (d0 - l0) * (w * t).cos())
+        .collect();
     let err = max_diff(&gap, &exact);
     let rate = channel(&r, "gap_rate");
-    let exact_rate: Vec<f64> = r.times.iter().map(|t| -(d0 - l0) * w * (w * t).sin()).collect();
+    let exact_rate: Vec<f64> = r
+        .times
+        .iter()
+        .map(|t| -(d0 - l0) * w * (w * t).sin())
+        .collect();
     let err_rate = max_diff(&rate, &exact_rate);
     println!("line of sight: max gap error {err:.3e}, rate error {err_rate:.3e}");
     assert!(err < 1e-4 && err_rate < 5e-4, "{err} {err_rate}");
@@ -139,11 +163,18 @@ fn line_of_sight_force_follows_the_closed_form() {
     let qw = channel(&r, "right.theta.w")[0];
     let qz = channel(&r, "right.theta.z")[0];
     let h = std::f64::consts::FRAC_1_SQRT_2;
-    assert!((qw - h).abs() < 1e-14 && (qz - h).abs() < 1e-14, "{qw} {qz}");
+    assert!(
+        (qw - h).abs() < 1e-14 && (qz - h).abs() < 1e-14,
+        "{qw} {qz}"
+    );
     // Centre of mass at rest: (3 x_right + 1 x_left) / 4 = 0.5.
     let xr = channel(&r, "right.R.x");
     let xl = channel(&r, "left.R.x");
-    let com: Vec<f64> = xr.iter().zip(&xl).map(|(a, b)| (3.0 * a + b) / 4.0 - 0.5).collect();
+    let com: Vec<f64> = xr
+        .iter()
+        .zip(&xl)
+        .map(|(a, b)| (3.0 * a + b) / 4.0 - 0.5)
+        .collect();
     assert!(com.iter().all(|c| c.abs() < 1e-10));
 }
 
@@ -152,7 +183,8 @@ fn line_of_sight_force_follows_the_closed_form() {
 #[test]
 fn three_link_arm_equals_the_hand_written_model() {
     let r = run_fds("three_link_arm.fds", Profile::Legacy);
-    let hand = run_fd_file(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fds/three_link_arm.fd"));
+    let hand =
+        run_fd_file(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fds/three_link_arm.fd"));
     assert_eq!(r.times, hand.times);
     let mut worst: f64 = 0.0;
     for b in ["link_1", "link_2", "link_3"] {
@@ -175,9 +207,16 @@ fn three_link_arm_equals_the_hand_written_model() {
 fn imported_fd_file_runs_like_the_direct_run() {
     let dir = std::env::temp_dir().join(format!("fdc-fds-import-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for name in ["oscillator.fds", "spline_force.fds", "line_of_sight.fds", "three_link_arm.fds"] {
+    for name in [
+        "oscillator.fds",
+        "spline_force.fds",
+        "line_of_sight.fds",
+        "three_link_arm.fds",
+    ] {
         let direct = run_fds(name, Profile::Legacy);
-        let imported = import_file(&model(name), Profile::Legacy, Some(&dir)).ok().unwrap();
+        let imported = import_file(&model(name), Profile::Legacy, Some(&dir))
+            .ok()
+            .unwrap();
         let fd = dir.join(Path::new(name).with_extension("fd"));
         std::fs::write(&fd, &imported.fd).unwrap();
         let via_file = run_fd_file(&fd);
@@ -199,7 +238,11 @@ fn profile_v2_runs_the_same_model_on_the_lie_group() {
     let (k, l0, d0, mu) = (12.0f64, 1.5f64, 2.0f64, 0.75f64);
     let w = (k / mu).sqrt();
     let gap = channel(&r, "gap");
-    let exact: Vec<f64> = r.times.iter().map(|t| l0 + (d0 - l0) * (w * t).cos()).collect();
+    let exact: Vec<f64> = r
+        .times
+        .iter()
+        .map(|t| l0 + (d0 - l0) * (w * t).cos())
+        .collect();
     let err = max_diff(&gap, &exact);
     println!("line of sight, profile v2: max gap error {err:.3e}");
     assert!(err < 1e-4, "{err}");

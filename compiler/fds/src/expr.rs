@@ -47,7 +47,11 @@ pub fn parse(text: &str, base: usize) -> Result<Expr, Error> {
     p.skip_ws();
     if p.at < p.s.len() {
         let rest = p.at..p.s.len();
-        return Err(p.err(rest, "unexpected text after the expression", "not understood"));
+        return Err(p.err(
+            rest,
+            "unexpected text after the expression",
+            "not understood",
+        ));
     }
     Ok(e)
 }
@@ -225,7 +229,11 @@ impl Parser<'_> {
             "SPL" => {
                 let x = self.sum()?;
                 if !self.eat(b',') {
-                    return Err(self.err(self.here(), "`SPL[x, name]` needs a spline name", "`,` expected"));
+                    return Err(self.err(
+                        self.here(),
+                        "`SPL[x, name]` needs a spline name",
+                        "`,` expected",
+                    ));
                 }
                 let (arg, span) = self.raw_name()?;
                 let span = self.base + span.start..self.base + span.end;
@@ -379,7 +387,10 @@ mod tests {
         assert_eq!(fd("-2^2"), "-2 ^ 2");
         assert_eq!(fd("(-2)^2"), "(-2) ^ 2");
         assert_eq!(fd("SPL[SIMTIME[]*2, s]"), "s(t * 2)");
-        assert_eq!(fd("STEP[SIMTIME[], 0, 0, .5, 1e3]"), "step(t, 0, 0, 0.5, 1e3)");
+        assert_eq!(
+            fd("STEP[SIMTIME[], 0, 0, .5, 1e3]"),
+            "step(t, 0, 0, 0.5, 1e3)"
+        );
     }
 
     #[test]

@@ -10,6 +10,8 @@ use crate::values::{nums, value_error, Fields};
 use std::ops::Range;
 use std::path::Path;
 
+mod solver;
+
 /// An item's name: as in the file and as an fd identifier.
 #[derive(Clone, Debug)]
 pub struct Name {
@@ -191,7 +193,7 @@ pub fn read(blocks: &[Block], dir: &Path, errors: &mut Vec<Error>) -> Option<Mod
     (errors.len() == before).then_some(m)
 }
 
-struct Reader<'e> {
+pub(crate) struct Reader<'e> {
     m: Model,
     names: Names,
     /// Body IDs and their indices.
@@ -238,7 +240,10 @@ impl Reader<'_> {
             self.errors.push(Error::new(
                 Kind::Value,
                 f.block.head_span(),
-                format!("a second `{} {}` block", f.block.category.text, f.block.ty.text),
+                format!(
+                    "a second `{} {}` block",
+                    f.block.category.text, f.block.ty.text
+                ),
                 "second block",
                 "a model has at most one",
             ));
@@ -262,7 +267,11 @@ impl Reader<'_> {
         let e = f.need("BodyIDs", self.errors)?;
         let parts: Vec<&str> = e.value.text.split(',').map(str::trim).collect();
         if parts.len() != 2 {
-            self.errors.push(value_error(e, "expected two body IDs", "write `BodyIDs = <id1>, <id2>` (0 is the ground)"));
+            self.errors.push(value_error(
+                e,
+                "expected two body IDs",
+                "write `BodyIDs = <id1>, <id2>` (0 is the ground)",
+            ));
             return None;
         }
         let mut out = [None, None];
@@ -286,7 +295,11 @@ impl Reader<'_> {
             }
         }
         if out[0] == out[1] {
-            self.errors.push(value_error(e, "the two bodies are the same", "connect two different bodies (or a body and the ground `0`)"));
+            self.errors.push(value_error(
+                e,
+                "the two bodies are the same",
+                "connect two different bodies (or a body and the ground `0`)",
+            ));
             return None;
         }
         Some(out)
@@ -304,21 +317,48 @@ impl Reader<'_> {
         let omega = f.vec3_or("InitialOmegaVector", errs);
         let full = f.flag("RegardVelocityInertiaForcesInsideJacobian", true, errs);
         if let Some(e) = f.get("Mass").filter(|_| mass.is_some_and(|m| m <= 0.0)) {
-            errs.push(value_error(e, "the mass must be positive", "a positive number"));
+            errs.push(value_error(
+                e,
+                "the mass must be positive",
+                "a positive number",
+            ));
         }
-        if let Some(e) = f.get("Inertia").filter(|_| inertia.is_some_and(|j| j.iter().any(|&x| x < 0.0))) {
-            errs.push(value_error(e, "principal moments cannot be negative", "zero or positive numbers"));
+        if let Some(e) = f
+            .get("Inertia")
+            .filter(|_| inertia.is_some_and(|j| j.iter().any(|&x| x < 0.0)))
+        {
+            errs.push(value_error(
+                e,
+                "principal moments cannot be negative",
+                "zero or positive numbers",
+            ));
         }
-        let display = pairs(f.block.entries.iter().filter(|e| e.key.text.starts_with("Geometry")));
+        let display = pairs(
+            f.block
+                .entries
+                .iter()
+                .filter(|e| e.key.text.starts_with("Geometry")),
+        );
         if let Some(id) = &id {
             if self.ids.contains(id) || id == "0" {
                 let e = f.get("ID").expect("needed above");
-                self.errors.push(value_error(e, "a second body with this ID", "IDs are unique; `0` is the ground"));
+                self.errors.push(value_error(
+                    e,
+                    "a second body with this ID",
+                    "IDs are unique; `0` is the ground",
+                ));
             }
             self.ids.push(id.clone());
         }
-        if let (Some(mass), Some(com), Some(inertia), Some(axes), Some(velocity), Some(omega), Some(full_jacobian)) =
-            (mass, com, inertia, axes, velocity, omega, full)
+        if let (
+            Some(mass),
+            Some(com),
+            Some(inertia),
+            Some(axes),
+            Some(velocity),
+            Some(omega),
+            Some(full_jacobian),
+        ) = (mass, com, inertia, axes, velocity, omega, full)
         {
             self.m.bodies.push(Body {
                 name,
@@ -339,7 +379,9 @@ impl Reader<'_> {
         let name = self.name(f);
         let bodies = self.body_ids(f);
         let errs = &mut *self.errors;
-        let keys = ["dxFixed", "dyFixed", "dzFixed", "axFixed", "ayFixed", "azFixed"];
+        let keys = [
+            "dxFixed", "dyFixed", "dzFixed", "axFixed", "ayFixed", "azFixed",
+        ];
         let fixed: Vec<Option<bool>> = keys.iter().map(|k| f.flag(k, false, errs)).collect();
         let at = f.vec3("Location", errs);
         let axes = rows(f, "ConstraintOrientation", errs);
@@ -402,7 +444,11 @@ impl Reader<'_> {
         let errs = &mut *self.errors;
         let p1 = f.vec3_or("PointOfApplication_Body1", errs);
         let p2 = f.vec3_or("PointOfApplication_Body2", errs);
-        let direction = match f.choice("ForceDirectionType", &["SpaceFixed", "In-line-of-sight"], errs) {
+        let direction = match f.choice(
+            "ForceDirectionType",
+            &["SpaceFixed", "In-line-of-sight"],
+            errs,
+        ) {
             Some(0) => unit(f, "ForceDirection", errs).map(Direction::SpaceFixed),
             Some(_) => Some(Direction::LineOfSight),
             None => None,
@@ -449,7 +495,11 @@ impl Reader<'_> {
             let e = f.need(key, errs)?;
             let v = e.value.text.parse::<usize>().ok();
             if v.is_none() {
-                errs.push(value_error(e, "expected a whole number", "columns count from 0; header lines are a count"));
+                errs.push(value_error(
+                    e,
+                    "expected a whole number",
+                    "columns count from 0; header lines are a count",
+                ));
             }
             v
         };
@@ -466,13 +516,22 @@ impl Reader<'_> {
                     value_span(p),
                     format!("spline data file `{}` not found", p.value.text),
                     "no such file",
-                    &format!("the path is relative to the model file's directory (`{}`)", dir.display()),
+                    &format!(
+                        "the path is relative to the model file's directory (`{}`)",
+                        dir.display()
+                    ),
                 ));
             } else if p.value.text.contains('"') {
-                errs.push(value_error(p, "a path with `\"` cannot be written in fd", "rename the file"));
+                errs.push(value_error(
+                    p,
+                    "a path with `\"` cannot be written in fd",
+                    "rename the file",
+                ));
             }
         }
-        if let (Some(zcc), Some(p), Some(header), Some(xcol), Some(ycol)) = (zcc, path, header, xcol, ycol) {
+        if let (Some(zcc), Some(p), Some(header), Some(xcol), Some(ycol)) =
+            (zcc, path, header, xcol, ycol)
+        {
             self.m.splines.push(Spline {
                 name,
                 line: f.block.line,
@@ -509,112 +568,9 @@ impl Reader<'_> {
             });
         }
     }
-
-    fn simulation(&mut self, f: &Fields) {
-        let errs = &mut *self.errors;
-        for key in ["SimulationTimeBegin", "OutputTimeBegin"] {
-            zero_only(f, key, "the run starts at t = 0 and writes rows from t = 0", errs);
-        }
-        for key in ["InitialPositionFromFile", "InitialVelocityFromFile"] {
-            if f.flag(key, false, errs) == Some(true) {
-                let e = f.get(key).expect("flag read it");
-                errs.push(Error::new(
-                    Kind::Unsupported,
-                    e.value.span.clone(),
-                    format!("`{key} = yes` is not supported"),
-                    "initial state from a file",
-                    "the importer takes the initial state from the Body blocks; set it to `no`",
-                ));
-            }
-        }
-        let _ = f.flag("isExactOutputTimeEnforced", true, errs);
-        let end = f.num("SimulationTimeEnd", errs);
-        let out = f.num("OutputTimeStepSize", errs);
-        positive(f, "SimulationTimeEnd", end, errs);
-        positive(f, "OutputTimeStepSize", out, errs);
-        let taken = self.m.simulation.is_some();
-        if let (Some(end), Some(output_every), true) = (end, out, self.once(f, taken)) {
-            self.m.simulation = Some(Simulation {
-                line: f.block.line,
-                end,
-                output_every,
-            });
-        }
-        self.keep_no_effect(f);
-    }
-
-    fn solver(&mut self, f: &Fields) {
-        let errs = &mut *self.errors;
-        let alpha = f.num_or("Alpha", -0.1, errs);
-        if let (Some(e), Some(a)) = (f.get("Alpha"), alpha) {
-            if !(-1.0 / 3.0..=0.0).contains(&a) {
-                errs.push(value_error(e, "α must lie in [-1/3, 0]", "e.g. -0.1"));
-            }
-        }
-        let iters = match f.get("MaxNumberOfInnerIterations") {
-            None => Some(10),
-            Some(e) => inner_iterations(e, errs),
-        };
-        let tol = f.num("GlobalErrorTolerance", errs);
-        let hmin = f.num("SolverMinTimeStep", errs);
-        let hmax = f.num("SolverMaxTimeStep", errs);
-        for (k, v) in [("GlobalErrorTolerance", tol), ("SolverMinTimeStep", hmin), ("SolverMaxTimeStep", hmax)] {
-            positive(f, k, v, errs);
-        }
-        if let (Some(a), Some(b), Some(e)) = (hmin, hmax, f.get("SolverMaxTimeStep")) {
-            if b < a {
-                errs.push(value_error(e, "the largest step is below the smallest", "SolverMaxTimeStep >= SolverMinTimeStep"));
-            }
-        }
-        if f.flag("ModifyNewmark", false, errs) == Some(true) {
-            let e = f.get("ModifyNewmark").expect("flag read it");
-            errs.push(Error::new(
-                Kind::Unsupported,
-                e.value.span.clone(),
-                "the modified Newmark formulas (`ModifyNewmark = yes`) are not supported",
-                "not supported",
-                "set `ModifyNewmark = no` (plain HHT-Newmark)",
-            ));
-        }
-        let taken = self.m.solver.is_some();
-        if let (Some(alpha), Some(max_iterations), Some(tolerance), Some(step_min), Some(step_max), true) =
-            (alpha, iters, tol, hmin, hmax, self.once(f, taken))
-        {
-            self.m.solver = Some(Solver {
-                line: f.block.line,
-                alpha,
-                max_iterations,
-                tolerance,
-                step_min,
-                step_max,
-            });
-        }
-        self.keep_no_effect(f);
-    }
-
-    /// Keys accepted without effect are kept as comments.
-    fn keep_no_effect(&mut self, f: &Fields) {
-        let entries = pairs(f.block.entries.iter().filter(|e| {
-            crate::values::KEYS.iter().any(|(c, t, keys)| {
-                *c == f.block.category.text
-                    && *t == f.block.ty.text
-                    && keys.iter().any(|(k, u)| {
-                        *u == crate::values::Use::NoEffect
-                            && (k.strip_suffix('*').map_or(*k == e.key.text, |p| e.key.text.starts_with(p)))
-                    })
-            })
-        }));
-        if !entries.is_empty() {
-            self.m.kept.push(Kept {
-                line: f.block.line,
-                block: format!("{} {}", f.block.category.text, f.block.ty.text),
-                entries,
-            });
-        }
-    }
 }
 
-fn pairs<'a>(entries: impl Iterator<Item = &'a Entry>) -> Vec<(String, String)> {
+pub(crate) fn pairs<'a>(entries: impl Iterator<Item = &'a Entry>) -> Vec<(String, String)> {
     entries
         .map(|e| (e.key.text.clone(), e.value.text.clone()))
         .collect()
@@ -628,47 +584,16 @@ fn value_span(e: &Entry) -> Range<usize> {
     }
 }
 
-/// `MaxNumberOfInnerIterations = N` or `N,0` (the second number's meaning is not
-/// known; only 0 is accepted, so nothing is silently ignored).
-fn inner_iterations(e: &Entry, errs: &mut Vec<Error>) -> Option<usize> {
-    let parts: Vec<&str> = e.value.text.split(',').map(str::trim).collect();
-    let n = parts[0].parse::<usize>().ok().filter(|&n| n >= 1);
-    let rest_ok = parts.len() == 1 || (parts.len() == 2 && parts[1] == "0");
-    if n.is_none() || !rest_ok {
-        errs.push(value_error(e, "expected a count of at least 1, optionally followed by `,0`", "e.g. `10,0`"));
-        return None;
-    }
-    n
-}
-
-fn zero_only(f: &Fields, key: &str, why: &str, errs: &mut Vec<Error>) {
-    if let Some(e) = f.get(key) {
-        if nums(e, 1, errs).is_some_and(|v| v[0] != 0.0) {
-            errs.push(Error::new(
-                Kind::Unsupported,
-                e.value.span.clone(),
-                format!("`{key}` other than 0 is not supported"),
-                "nonzero",
-                why,
-            ));
-        }
-    }
-}
-
-fn positive(f: &Fields, key: &str, v: Option<f64>, errs: &mut Vec<Error>) {
-    if let (Some(e), Some(v)) = (f.get(key), v) {
-        if v <= 0.0 {
-            errs.push(value_error(e, "must be positive", "a positive number"));
-        }
-    }
-}
-
 /// A nonzero direction, normalized.
 fn unit(f: &Fields, key: &str, errs: &mut Vec<Error>) -> Option<[f64; 3]> {
     let v = f.vec3(key, errs)?;
     let n = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
     if n == 0.0 {
-        errs.push(value_error(f.get(key)?, "a zero direction", "a nonzero vector"));
+        errs.push(value_error(
+            f.get(key)?,
+            "a zero direction",
+            "a nonzero vector",
+        ));
         return None;
     }
     Some([v[0] / n, v[1] / n, v[2] / n])
@@ -706,15 +631,34 @@ fn rows(f: &Fields, key: &str, errs: &mut Vec<Error>) -> Option<[[f64; 3]; 3]> {
 
 /// Every PARVAL/MEAVAL/SPL name must be defined by a block.
 fn check_refs(m: &mut Model, errors: &mut Vec<Error>) {
-    let exprs = m.forces.iter().map(|f| &f.expr).chain(m.torques.iter().map(|t| &t.expr));
+    let exprs = m
+        .forces
+        .iter()
+        .map(|f| &f.expr)
+        .chain(m.torques.iter().map(|t| &t.expr));
     for e in exprs {
         let mut refs = Vec::new();
         expr::refs(e, &mut refs);
         for r in refs {
             let (what, name, span, known): (&str, &str, &Range<usize>, Vec<&str>) = match r {
-                Expr::Param(n, s) => ("parameter", n, s, m.params.iter().map(|p| p.name.raw.as_str()).collect()),
-                Expr::Measure(n, s) => ("measure", n, s, m.measures.iter().map(|p| p.name.raw.as_str()).collect()),
-                Expr::Spline(n, s, _) => ("spline", n, s, m.splines.iter().map(|p| p.name.raw.as_str()).collect()),
+                Expr::Param(n, s) => (
+                    "parameter",
+                    n,
+                    s,
+                    m.params.iter().map(|p| p.name.raw.as_str()).collect(),
+                ),
+                Expr::Measure(n, s) => (
+                    "measure",
+                    n,
+                    s,
+                    m.measures.iter().map(|p| p.name.raw.as_str()).collect(),
+                ),
+                Expr::Spline(n, s, _) => (
+                    "spline",
+                    n,
+                    s,
+                    m.splines.iter().map(|p| p.name.raw.as_str()).collect(),
+                ),
                 _ => continue,
             };
             if !known.contains(&name) {

@@ -7,15 +7,87 @@ use std::collections::HashSet;
 
 /// Keywords and built-in names of fd (docs/language.md §1, §3).
 const RESERVED: &[&str] = &[
-    "param", "input", "fn", "use", "gravity", "body", "joint", "force", "driver", "sensor",
-    "element", "let", "constrain", "apply", "torque", "body_torque", "generalized", "on", "at",
-    "along", "state", "output", "coordinates", "kinetic", "potential", "simulate", "spline",
-    "if", "then", "else", "scalar", "vec3", "mat3", "quat", "pi", "t", "ground", "self", "sin",
-    "cos", "tan", "sqrt", "exp", "log", "tanh", "atan2", "abs", "min", "max", "softplus",
-    "step", "dot", "cross", "norm", "unit", "skew", "transpose", "diag", "rotation", "frame",
-    "initial", "at_time", "rate", "akima", "zcc", "table", "rigid", "euler",
+    "param",
+    "input",
+    "fn",
+    "use",
+    "gravity",
+    "body",
+    "joint",
+    "force",
+    "driver",
+    "sensor",
+    "element",
+    "let",
+    "constrain",
+    "apply",
+    "torque",
+    "body_torque",
+    "generalized",
+    "on",
+    "at",
+    "along",
+    "state",
+    "output",
+    "coordinates",
+    "kinetic",
+    "potential",
+    "simulate",
+    "spline",
+    "if",
+    "then",
+    "else",
+    "scalar",
+    "vec3",
+    "mat3",
+    "quat",
+    "pi",
+    "t",
+    "ground",
+    "self",
+    "sin",
+    "cos",
+    "tan",
+    "sqrt",
+    "exp",
+    "log",
+    "tanh",
+    "atan2",
+    "abs",
+    "min",
+    "max",
+    "softplus",
+    "step",
+    "dot",
+    "cross",
+    "norm",
+    "unit",
+    "skew",
+    "transpose",
+    "diag",
+    "rotation",
+    "frame",
+    "initial",
+    "at_time",
+    "rate",
+    "akima",
+    "zcc",
+    "table",
+    "rigid",
+    "euler",
     // Names the generated elements use locally (lets, connections, nested joints).
-    "value", "dir", "sep", "axis_n", "b1", "b2", "dx", "dy", "dz", "ax", "ay", "az",
+    "value",
+    "dir",
+    "sep",
+    "axis_n",
+    "b1",
+    "b2",
+    "dx",
+    "dy",
+    "dz",
+    "ax",
+    "ay",
+    "az",
 ];
 
 pub struct Names {
@@ -32,10 +104,15 @@ impl Names {
         for (_, text) in fdc_stdlib::FILES {
             for line in text.lines() {
                 let mut w = line.split_whitespace();
-                if let (Some("body" | "joint" | "force" | "driver" | "sensor" | "element" | "fn"), Some(n)) =
-                    (w.next(), w.next())
+                if let (
+                    Some("body" | "joint" | "force" | "driver" | "sensor" | "element" | "fn"),
+                    Some(n),
+                ) = (w.next(), w.next())
                 {
-                    let n: String = n.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                    let n: String = n
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
                     reserved.insert(n);
                 }
             }
@@ -86,7 +163,13 @@ impl Names {
 pub fn identifier(raw: &str) -> String {
     let mut s: String = raw
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert_str(0, "n_");

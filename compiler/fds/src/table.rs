@@ -28,7 +28,11 @@ pub fn read(dir: &Path, s: &Spline) -> Result<(Vec<f64>, Vec<f64>), Error> {
             continue;
         }
         let cols: Vec<&str> = t.split_whitespace().collect();
-        let get = |c: usize| cols.get(c).and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite());
+        let get = |c: usize| {
+            cols.get(c)
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|v| v.is_finite())
+        };
         match (get(s.xcol), get(s.ycol)) {
             (Some(x), Some(y)) => {
                 xs.push(x);

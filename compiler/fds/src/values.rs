@@ -18,7 +18,10 @@ pub enum Use {
 
 /// The keys of each `Category Type` (the one home of that table). `*` at the end of a
 /// key matches any tail (`Write*` is every `Write…ResultFile` flag).
-pub const KEYS: &[(&str, &str, &[(&str, Use)])] = &[
+/// The keys of one block type and what is done with each.
+pub type KeyTable = &'static [(&'static str, Use)];
+
+pub const KEYS: &[(&str, &str, KeyTable)] = &[
     ("Header", "freeDynHeader", &[("*", Use::NoEffect)]),
     ("Globals", "Settings", &[("*", Use::NoEffect)]),
     (
@@ -97,7 +100,11 @@ pub const KEYS: &[(&str, &str, &[(&str, Use)])] = &[
     (
         "DataObject",
         "Parameter",
-        &[("ID", Use::Read), ("Name", Use::Read), ("InitialValue", Use::Read)],
+        &[
+            ("ID", Use::Read),
+            ("Name", Use::Read),
+            ("InitialValue", Use::Read),
+        ],
     ),
     (
         "DataObject",
@@ -154,7 +161,10 @@ pub const KEYS: &[(&str, &str, &[(&str, Use)])] = &[
             ("SolverMinTimeStep", Use::Read),
             ("SolverMaxTimeStep", Use::Read),
             ("ModifyNewmark", Use::Read),
-            ("MaxNumOfTimeStepsUsingSameFactorizedJacobian", Use::NoEffect),
+            (
+                "MaxNumOfTimeStepsUsingSameFactorizedJacobian",
+                Use::NoEffect,
+            ),
             ("LinearSolver*", Use::NoEffect),
             ("Debug*", Use::NoEffect),
         ],
@@ -178,12 +188,18 @@ impl<'a> Fields<'a> {
     /// `None` (with an error pushed) if the block's category or type is unknown.
     pub fn check(block: &'a Block, errors: &mut Vec<Error>) -> Option<Fields<'a>> {
         let (c, t) = (&block.category, &block.ty);
-        let Some((_, _, keys)) = KEYS.iter().find(|(kc, kt, _)| *kc == c.text && *kt == t.text)
+        let Some((_, _, keys)) = KEYS
+            .iter()
+            .find(|(kc, kt, _)| *kc == c.text && *kt == t.text)
         else {
             let (span, what, known): (Range<usize>, String, Vec<&str>) =
                 if KEYS.iter().any(|(kc, _, _)| *kc == c.text) {
                     let types = KEYS.iter().filter(|k| k.0 == c.text).map(|k| k.1).collect();
-                    (t.span.clone(), format!("unknown {} type `{}`", c.text, t.text), types)
+                    (
+                        t.span.clone(),
+                        format!("unknown {} type `{}`", c.text, t.text),
+                        types,
+                    )
                 } else {
                     let mut cats: Vec<&str> = KEYS.iter().map(|k| k.0).collect();
                     cats.dedup();
@@ -262,7 +278,8 @@ impl<'a> Fields<'a> {
     }
 
     pub fn vec3_or(&self, key: &str, errors: &mut Vec<Error>) -> Option<[f64; 3]> {
-        self.nums_or(key, &[0.0; 3], errors).map(|v| [v[0], v[1], v[2]])
+        self.nums_or(key, &[0.0; 3], errors)
+            .map(|v| [v[0], v[1], v[2]])
     }
 
     pub fn num(&self, key: &str, errors: &mut Vec<Error>) -> Option<f64> {
@@ -335,6 +352,10 @@ pub fn nums(e: &Entry, n: usize, errors: &mut Vec<Error>) -> Option<Vec<f64>> {
     } else {
         format!("{n} comma-separated numbers")
     };
-    errors.push(value_error(e, &format!("expected {what}"), &format!("write {what}")));
+    errors.push(value_error(
+        e,
+        &format!("expected {what}"),
+        &format!("write {what}"),
+    ));
     None
 }

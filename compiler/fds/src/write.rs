@@ -45,16 +45,36 @@ pub fn quaternion(rows: &[[f64; 3]; 3]) -> [f64; 4] {
     let tr = a(0, 0) + a(1, 1) + a(2, 2);
     let q = if tr >= a(0, 0).max(a(1, 1)).max(a(2, 2)) {
         let w = (1.0 + tr).sqrt() / 2.0;
-        [w, (a(2, 1) - a(1, 2)) / (4.0 * w), (a(0, 2) - a(2, 0)) / (4.0 * w), (a(1, 0) - a(0, 1)) / (4.0 * w)]
+        [
+            w,
+            (a(2, 1) - a(1, 2)) / (4.0 * w),
+            (a(0, 2) - a(2, 0)) / (4.0 * w),
+            (a(1, 0) - a(0, 1)) / (4.0 * w),
+        ]
     } else if a(0, 0) >= a(1, 1) && a(0, 0) >= a(2, 2) {
         let x = (1.0 + 2.0 * a(0, 0) - tr).sqrt() / 2.0;
-        [(a(2, 1) - a(1, 2)) / (4.0 * x), x, (a(0, 1) + a(1, 0)) / (4.0 * x), (a(0, 2) + a(2, 0)) / (4.0 * x)]
+        [
+            (a(2, 1) - a(1, 2)) / (4.0 * x),
+            x,
+            (a(0, 1) + a(1, 0)) / (4.0 * x),
+            (a(0, 2) + a(2, 0)) / (4.0 * x),
+        ]
     } else if a(1, 1) >= a(2, 2) {
         let y = (1.0 + 2.0 * a(1, 1) - tr).sqrt() / 2.0;
-        [(a(0, 2) - a(2, 0)) / (4.0 * y), (a(0, 1) + a(1, 0)) / (4.0 * y), y, (a(1, 2) + a(2, 1)) / (4.0 * y)]
+        [
+            (a(0, 2) - a(2, 0)) / (4.0 * y),
+            (a(0, 1) + a(1, 0)) / (4.0 * y),
+            y,
+            (a(1, 2) + a(2, 1)) / (4.0 * y),
+        ]
     } else {
         let z = (1.0 + 2.0 * a(2, 2) - tr).sqrt() / 2.0;
-        [(a(1, 0) - a(0, 1)) / (4.0 * z), (a(0, 2) + a(2, 0)) / (4.0 * z), (a(1, 2) + a(2, 1)) / (4.0 * z), z]
+        [
+            (a(1, 0) - a(0, 1)) / (4.0 * z),
+            (a(0, 2) + a(2, 0)) / (4.0 * z),
+            (a(1, 2) + a(2, 1)) / (4.0 * z),
+            z,
+        ]
     };
     let n = q.iter().map(|x| x * x).sum::<f64>().sqrt();
     let s = if q[0] < 0.0 { -1.0 / n } else { 1.0 / n };
@@ -138,7 +158,12 @@ pub fn write(m: &Model, o: &WriteOptions) -> Result<String, crate::Error> {
     header(&mut w, o);
     params_and_splines(&mut w, o)?;
     if let Some(g) = &m.gravity {
-        let _ = writeln!(w.out, "// Force Gravity, line {}\ngravity {};\n", g.line, v3(&g.g));
+        let _ = writeln!(
+            w.out,
+            "// Force Gravity, line {}\ngravity {};\n",
+            g.line,
+            v3(&g.g)
+        );
     }
     bodies(&mut w, o);
     measures(&mut w);
@@ -159,7 +184,11 @@ fn header(w: &mut Writer, o: &WriteOptions) {
         o.source_name
     );
     for k in &w.m.kept {
-        let _ = writeln!(w.out, "// {} (line {}), kept without effect:", k.block, k.line);
+        let _ = writeln!(
+            w.out,
+            "// {} (line {}), kept without effect:",
+            k.block, k.line
+        );
         for (key, value) in &k.entries {
             let _ = writeln!(w.out, "//     {key} = {}", quoted(value));
         }
@@ -169,7 +198,12 @@ fn header(w: &mut Writer, o: &WriteOptions) {
 
 fn params_and_splines(w: &mut Writer, o: &WriteOptions) -> Result<(), crate::Error> {
     for p in &w.m.params {
-        let _ = writeln!(w.out, "/// DataObject Parameter `{}`, line {}.", quoted(&p.name.raw), p.line);
+        let _ = writeln!(
+            w.out,
+            "/// DataObject Parameter `{}`, line {}.",
+            quoted(&p.name.raw),
+            p.line
+        );
         let _ = writeln!(w.out, "param {} = {};", p.name.ident, num(p.value));
     }
     for s in &w.m.splines {
@@ -188,7 +222,13 @@ fn params_and_splines(w: &mut Writer, o: &WriteOptions) -> Result<(), crate::Err
             // fd's `table(...)` reads Akima splines only: the points go in inline.
             let (xs, ys) = table::read(&o.dir, s)?;
             let list = |v: &[f64]| v.iter().map(|x| num(*x)).collect::<Vec<_>>().join(", ");
-            let _ = writeln!(w.out, "spline {} = zcc([{}], [{}]);", s.name.ident, list(&xs), list(&ys));
+            let _ = writeln!(
+                w.out,
+                "spline {} = zcc([{}], [{}]);",
+                s.name.ident,
+                list(&xs),
+                list(&ys)
+            );
         } else {
             let path = o.table_prefix.join(&s.path);
             let _ = writeln!(
@@ -210,7 +250,12 @@ fn params_and_splines(w: &mut Writer, o: &WriteOptions) -> Result<(), crate::Err
 
 fn bodies(w: &mut Writer, o: &WriteOptions) {
     for b in &w.m.bodies {
-        let _ = writeln!(w.out, "// Body Rigid_EulerParameter_PAI `{}`, line {}", quoted(&b.name.raw), b.line);
+        let _ = writeln!(
+            w.out,
+            "// Body Rigid_EulerParameter_PAI `{}`, line {}",
+            quoted(&b.name.raw),
+            b.line
+        );
         if !b.full_jacobian {
             let _ = writeln!(w.out, "// RegardVelocityInertiaForcesInsideJacobian = no: the run's Newton matrix omits the gyroscopic derivatives");
         }
@@ -260,7 +305,11 @@ fn measures(w: &mut Writer) {
         let what = match (m.velocity, m.coordinate) {
             (false, Coordinate::Xyz) => "distance".to_string(),
             (true, Coordinate::Xyz) => "rate of the distance".to_string(),
-            (v, c) => format!("global {:?} component of the {}", c, if v { "velocity" } else { "displacement" }),
+            (v, c) => format!(
+                "global {:?} component of the {}",
+                c,
+                if v { "velocity" } else { "displacement" }
+            ),
         };
         let _ = writeln!(
             w.out,
@@ -269,7 +318,12 @@ fn measures(w: &mut Writer) {
             m.line,
             if m.offset { ", zero at t = 0" } else { "" }
         );
-        let _ = writeln!(w.out, "fn {}(b1: body, b2: body) = {};", m.name.ident, measure_text(m));
+        let _ = writeln!(
+            w.out,
+            "fn {}(b1: body, b2: body) = {};",
+            m.name.ident,
+            measure_text(m)
+        );
         let _ = writeln!(
             w.out,
             "output {} = {}({}, {});\n",
@@ -291,15 +345,29 @@ fn joints(w: &mut Writer) {
             "// Constraint Generic `{}`, line {}: fixed {}",
             quoted(&j.name.raw),
             j.line,
-            if fixed.is_empty() { "nothing".to_string() } else { fixed.join(" ") }
+            if fixed.is_empty() {
+                "nothing".to_string()
+            } else {
+                fixed.join(" ")
+            }
         );
         if fixed.is_empty() {
             let _ = writeln!(w.out, "// (no fixed direction: no equations)\n");
             continue;
         }
-        let axes = format!("transpose([{}, {}, {}])", v3(&j.axes[0]), v3(&j.axes[1]), v3(&j.axes[2]));
+        let axes = format!(
+            "transpose([{}, {}, {}])",
+            v3(&j.axes[0]),
+            v3(&j.axes[1]),
+            v3(&j.axes[2])
+        );
         let (b1, b2) = (w.body(j.bodies[0]), w.body(j.bodies[1]));
-        let _ = writeln!(w.out, "joint {}: {} {{", j.name.ident, w.on(j.bodies.iter().flatten().copied().collect()));
+        let _ = writeln!(
+            w.out,
+            "joint {}: {} {{",
+            j.name.ident,
+            w.on(j.bodies.iter().flatten().copied().collect())
+        );
         for k in (0..6).filter(|&k| j.fixed[k]) {
             let _ = writeln!(
                 w.out,
@@ -313,7 +381,13 @@ fn joints(w: &mut Writer) {
 }
 
 /// `apply force F on b at u;` for both bodies (the reaction on body 2), ground left out.
-fn apply_pair(w: &Writer, kind: &str, value: &str, bodies: &[BodyRef; 2], points: Option<&[[f64; 3]; 2]>) -> String {
+fn apply_pair(
+    w: &Writer,
+    kind: &str,
+    value: &str,
+    bodies: &[BodyRef; 2],
+    points: Option<&[[f64; 3]; 2]>,
+) -> String {
     let mut s = String::new();
     for (k, r) in bodies.iter().enumerate() {
         if r.is_none() {
@@ -334,7 +408,11 @@ fn forces(w: &mut Writer) {
         let dir = match &f.direction {
             Direction::SpaceFixed(d) => v3(d),
             Direction::LineOfSight => {
-                let sep = format!("{} - {}", w.point(f.bodies[0], &f.points[0]), w.point(f.bodies[1], &f.points[1]));
+                let sep = format!(
+                    "{} - {}",
+                    w.point(f.bodies[0], &f.points[0]),
+                    w.point(f.bodies[1], &f.points[1])
+                );
                 format!("unit({sep})")
             }
         };
@@ -342,10 +420,21 @@ fn forces(w: &mut Writer) {
             Direction::SpaceFixed(_) => "SpaceFixed",
             Direction::LineOfSight => "In-line-of-sight (from body 2's point to body 1's)",
         };
-        let _ = writeln!(w.out, "// Force GenericForce `{}`, line {}: {kind}", quoted(&f.name.raw), f.line);
+        let _ = writeln!(
+            w.out,
+            "// Force GenericForce `{}`, line {}: {kind}",
+            quoted(&f.name.raw),
+            f.line
+        );
         let _ = writeln!(w.out, "force {}: {} {{", f.name.ident, w.on(bodies));
         let _ = writeln!(w.out, "    let value = {value};\n    let dir = {dir};");
-        w.out.push_str(&apply_pair(w, "force", "value*dir", &f.bodies, Some(&f.points)));
+        w.out.push_str(&apply_pair(
+            w,
+            "force",
+            "value*dir",
+            &f.bodies,
+            Some(&f.points),
+        ));
         w.out.push_str("    output value = value;\n}\n\n");
     }
 }
@@ -355,10 +444,20 @@ fn torques(w: &mut Writer) {
         let mut bodies: Vec<usize> = t.bodies.iter().flatten().copied().collect();
         let value = w.expr(&t.expr, &mut bodies);
         let b1 = w.body(t.bodies[0]);
-        let _ = writeln!(w.out, "// Force GenericTorque `{}`, line {}: BodyFixed axis of body 1", quoted(&t.name.raw), t.line);
+        let _ = writeln!(
+            w.out,
+            "// Force GenericTorque `{}`, line {}: BodyFixed axis of body 1",
+            quoted(&t.name.raw),
+            t.line
+        );
         let _ = writeln!(w.out, "force {}: {} {{", t.name.ident, w.on(bodies));
-        let _ = writeln!(w.out, "    let value = {value};\n    let axis_n = carried({b1}, {});", v3(&t.axis));
-        w.out.push_str(&apply_pair(w, "torque", "value*axis_n", &t.bodies, None));
+        let _ = writeln!(
+            w.out,
+            "    let value = {value};\n    let axis_n = carried({b1}, {});",
+            v3(&t.axis)
+        );
+        w.out
+            .push_str(&apply_pair(w, "torque", "value*axis_n", &t.bodies, None));
         w.out.push_str("    output value = value;\n}\n\n");
     }
 }
@@ -367,7 +466,8 @@ fn simulate(w: &mut Writer, o: &WriteOptions) {
     let Some(sim) = &w.m.simulation else {
         return;
     };
-    let mut s = format!(
+    let mut s =
+        format!(
         "// Simulation Dynamic, line {}{}\nsimulate {{\n    end = {};\n    output_every = {};\n",
         sim.line,
         w.m.solver.as_ref().map_or(String::new(), |v| format!("; Solver HHT, line {}", v.line)),
