@@ -61,12 +61,17 @@ fn extras(m: &Model, text: &str) -> Result<SolverExtras, Vec<Error>> {
     if !noqv.is_empty() && noqv.len() != m.bodies.len() {
         // The runtime's option is one switch for the whole run.
         let b = noqv[0];
-        let at = text
-            .find("RegardVelocityInertiaForcesInsideJacobian")
-            .unwrap_or(0);
+        // The key in that body's block (its first line is `b.line`).
+        let start: usize = text
+            .split_inclusive('\n')
+            .take(b.line - 1)
+            .map(str::len)
+            .sum();
+        let key = "RegardVelocityInertiaForcesInsideJacobian";
+        let at = text[start..].find(key).map_or(start, |i| start + i);
         return Err(vec![Error::new(
             Kind::Unsupported,
-            at..at,
+            at..at + key.len(),
             format!(
                 "`RegardVelocityInertiaForcesInsideJacobian` differs between bodies (`{}` says no)",
                 b.name.raw
