@@ -5,7 +5,7 @@
 //! Exit codes: 0 valid (warnings may still be printed), 1 invalid, 2 usage or I/O error.
 
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
-use fdc_frontend::{Analysis, Diagnostic};
+use fdc_frontend::{Diagnostic, SourceFiles};
 use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
@@ -24,8 +24,57 @@ pub fn run(file: &Path, format: MessageFormat) -> ExitCode {
         eprintln!("error: cannot read `{}`: {e}", file.display());
         return ExitCode::from(2);
     }
+    if fdc_driver::fds::is_fds(file) {
+        return run_fds(file, format);
+    }
     let (analysis, lowering) = fdc_driver::pipeline::check(file);
-    let all = || analysis.diagnostics.iter().chain(&lowering);
+    emit(
+        &analysis.files,
+        analysis.diagnostics.iter().chain(&lowering),
+        format,
+    );
+    if analysis.has_errors() || !lowering.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// A `.fds` file: the importer's problems at their line:col in the file; once it
+/// imports, the check of the fd text it becomes (as `fdc FILE.fds` would build it).
+fn run_fds(file: &Path, format: MessageFormat) -> ExitCode {
+    use fdc_driver::fds::{import_file, ImportError};
+    let imported = match import_file(file, Default::default(), None) {
+        Ok(i) => i,
+        Err(ImportError::Io(e)) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+        Err(ImportError::Model { files, diagnostics }) => {
+            emit(&files, diagnostics.iter(), format);
+            return ExitCode::from(1);
+        }
+    };
+    let name = format!("{} (imported)", file.display());
+    let src = fdc_driver::pipeline::ModelSource::Text {
+        name: &name,
+        text: &imported.fd,
+        path: file,
+    };
+    let (analysis, lowering) = fdc_driver::pipeline::check_from(src);
+    emit(
+        &analysis.files,
+        analysis.diagnostics.iter().chain(&lowering),
+        format,
+    );
+    if analysis.has_errors() || !lowering.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn emit<'a>(files: &SourceFiles, all: impl Iterator<Item = &'a Diagnostic>, format: MessageFormat) {
     match format {
         MessageFormat::Human => {
             // termcolor's `Auto` does not look at whether stderr is a terminal.
@@ -35,32 +84,27 @@ pub fn run(file: &Path, format: MessageFormat) -> ExitCode {
                 ColorChoice::Never
             };
             let mut err = StandardStream::stderr(choice);
-            for d in all() {
-                if d.emit(&mut err, &analysis.files).is_err() {
-                    eprint!("{}", d.render(&analysis.files));
+            for d in all {
+                if d.emit(&mut err, files).is_err() {
+                    eprint!("{}", d.render(files));
                 }
             }
         }
         MessageFormat::Json => {
-            for d in all() {
-                eprintln!("{}", to_json(&analysis, d));
+            for d in all {
+                eprintln!("{}", to_json(files, d));
             }
         }
-    }
-    if analysis.has_errors() || !lowering.is_empty() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
     }
 }
 
 /// The diagnostic structure of the front end plus file names and 1-based positions.
-pub fn to_json(a: &Analysis, d: &Diagnostic) -> serde_json::Value {
+pub fn to_json(files: &SourceFiles, d: &Diagnostic) -> serde_json::Value {
     let label = |l: &fdc_frontend::Label| {
-        let (line, column) = a.files.line_col(l.span.file, l.span.start as usize);
-        let (end_line, end_column) = a.files.line_col(l.span.file, l.span.end as usize);
+        let (line, column) = files.line_col(l.span.file, l.span.start as usize);
+        let (end_line, end_column) = files.line_col(l.span.file, l.span.end as usize);
         serde_json::json!({
-            "file": a.files.name(l.span.file),
+            "file": files.name(l.span.file),
             "line": line,
             "column": column,
             "end_line": end_line,

@@ -6,6 +6,7 @@
 
 mod build_cmd;
 mod check;
+mod import_cmd;
 mod ir_cmd;
 mod modes;
 mod plot;
@@ -57,11 +58,13 @@ enum Command {
     Modes(modes::ModesArgs),
     /// Plot result channels over time into an SVG file.
     Plot(plot::PlotArgs),
+    /// Write a legacy FreeDyn model (`.fds`) as an fd model (see docs/fds.md).
+    Import(import_cmd::ImportArgs),
     /// Print the ABI version of the element function table this build speaks.
     Abi,
     /// Check a model: exit 0 if valid, 1 with diagnostics on stderr if not, 2 on I/O error.
     Check {
-        /// The model file (`.fd`).
+        /// The model file (`.fd`, or a legacy `.fds`).
         file: PathBuf,
         /// How to print diagnostics.
         #[arg(long, value_enum, default_value = "human")]
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Command::Ir(args) => ir_cmd::run(&args),
         Command::Plot(args) => plot::run(&args),
         Command::Modes(args) => modes::run(&args),
+        Command::Import(args) => import_cmd::run(&args),
         Command::Lsp => fdc_lsp::run_stdio(),
         Command::Abi => {
             println!("{}", fdc_runtime::table::ABI_VERSION);

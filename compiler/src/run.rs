@@ -2,7 +2,11 @@
 //! results as CSV and a summary on stderr.
 
 use clap::Args;
-use fdc_driver::pipeline::{build, render, BuildError, BuildOptions, Built};
+use fdc_driver::fds::{import_file, is_fds, ImportError};
+use fdc_driver::pipeline::{
+    build, build_from, render, BuildError, BuildOptions, Built, ModelSource,
+};
+use fdc_driver::profile::Profile;
 use fdc_driver::results::CsvSink;
 use fdc_driver::settings::{parse_newton, runtime_settings, Overrides};
 use fdc_runtime::System;
@@ -33,7 +37,7 @@ pub struct CompileArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// The model file (`.fd`).
+    /// The model file (`.fd`, or a legacy `.fds`).
     pub file: PathBuf,
     #[command(flatten)]
     pub compile: CompileArgs,
@@ -76,12 +80,51 @@ pub struct RunArgs {
     /// Per-step wall-clock statistics in the summary.
     #[arg(long)]
     pub timing: bool,
+    /// Solver profile: `legacy` (default for `.fds` files: Euler-parameter bodies,
+    /// legacy Newton and error weights) or `v2` (Lie group, today's defaults). On an
+    /// `.fd` file, `legacy` sets the legacy error weights (what `fdc import` files need).
+    #[arg(long)]
+    pub profile: Option<String>,
 }
 
 /// Builds the model; on failure prints why (a model's diagnostics and a code-generation
-/// failure exit with 1, a usage problem with 2). The caller prints the warnings.
+/// failure exit with 1, a usage problem with 2). The caller prints the warnings. A
+/// `.fds` file is imported with the legacy profile.
 pub fn build_or_report(file: &Path, opts: &BuildOptions) -> Result<Built, ExitCode> {
-    match build(file, opts) {
+    build_model(file, Profile::default(), opts).map(|(b, _)| b)
+}
+
+/// [`build_or_report`] with a profile for `.fds` files; also returns the imported
+/// file's settings that have no `simulate` key.
+pub fn build_model(
+    file: &Path,
+    profile: Profile,
+    opts: &BuildOptions,
+) -> Result<(Built, Option<fdc_fds::SolverExtras>), ExitCode> {
+    if !is_fds(file) {
+        return report(build(file, opts)).map(|b| (b, None));
+    }
+    let imported = match import_file(file, profile, None) {
+        Ok(i) => i,
+        Err(ImportError::Io(e)) => return Err(usage(e)),
+        Err(ImportError::Model { files, diagnostics }) => {
+            for d in &diagnostics {
+                eprint!("{}", d.render(&files));
+            }
+            return Err(ExitCode::from(1));
+        }
+    };
+    let name = format!("{} (imported)", file.display());
+    let src = ModelSource::Text {
+        name: &name,
+        text: &imported.fd,
+        path: file,
+    };
+    report(build_from(src, opts)).map(|b| (b, Some(imported.extras)))
+}
+
+fn report(built: Result<Built, BuildError>) -> Result<Built, ExitCode> {
+    match built {
         Ok(b) => Ok(b),
         Err(BuildError::Model { analysis, extra }) => {
             eprint!("{}", render(&analysis, &extra));
@@ -160,8 +203,12 @@ pub fn run(a: &RunArgs) -> ExitCode {
         Ok(n) => n,
         Err(e) => return usage(e),
     };
+    let profile = match a.profile.as_deref().map(Profile::parse).transpose() {
+        Ok(p) => p,
+        Err(e) => return usage(e),
+    };
     let t_build = Instant::now();
-    let built = match build_or_report(file, &opts) {
+    let (built, extras) = match build_model(file, profile.unwrap_or_default(), &opts) {
         Ok(b) => b,
         Err(code) => return code,
     };
@@ -182,10 +229,14 @@ pub fn run(a: &RunArgs) -> ExitCode {
         linear: a.linear.clone(),
         timing: a.timing,
     };
-    let settings = match runtime_settings(&built.settings, &overrides) {
+    let mut settings = match runtime_settings(&built.settings, &overrides) {
         Ok(s) => s,
         Err(e) => return usage(e),
     };
+    // A `.fds` file always runs with a profile; an `.fd` file only when asked.
+    if let Some(p) = profile.or(extras.as_ref().map(|_| Profile::default())) {
+        p.apply(&mut settings, extras.as_ref());
+    }
     let out_path = a.output.clone().unwrap_or_else(|| default_output(file));
     let sink = match CsvSink::create(&out_path) {
         Ok(s) => s,

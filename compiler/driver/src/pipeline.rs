@@ -76,10 +76,52 @@ pub struct Front {
     pub lower_diff: f64,
 }
 
+/// Where a model's text comes from.
+#[derive(Clone, Copy, Debug)]
+pub enum ModelSource<'a> {
+    File(&'a Path),
+    /// Text that has no file of its own (an imported `.fds` model): shown as `name`;
+    /// relative `table(...)` paths resolve against the directory of `path`.
+    Text {
+        name: &'a str,
+        text: &'a str,
+        path: &'a Path,
+    },
+}
+
+/// The front end's analysis of a model from either source.
+fn analyze(src: ModelSource) -> Analysis {
+    match src {
+        ModelSource::File(path) => fdc_frontend::analyze_file(path),
+        ModelSource::Text { name, text, path } => {
+            let mut a = fdc_frontend::analyze_source(name, text);
+            // `analyze_source` knows no location; give the model's file one, so the
+            // lowering finds its tables (the file ids stay the same).
+            let mut files = fdc_frontend::SourceFiles::default();
+            for id in 0..a.files.len() {
+                let own = a.files.name(id) == name && a.files.path(id).is_none();
+                let p = if own {
+                    Some(path.to_path_buf())
+                } else {
+                    a.files.path(id).map(Path::to_path_buf)
+                };
+                files.add(a.files.name(id), a.files.text(id), p);
+            }
+            a.files = files;
+            a
+        }
+    }
+}
+
 /// Check and lower: diagnostics stop here (exit 1), before any code is generated.
 pub fn front(path: &Path, overrides: &[(String, f64)]) -> Result<Front, BuildError> {
+    front_from(ModelSource::File(path), overrides)
+}
+
+/// [`front`] of a model from any source.
+pub fn front_from(src: ModelSource, overrides: &[(String, f64)]) -> Result<Front, BuildError> {
     let t0 = Instant::now();
-    let analysis = fdc_frontend::analyze_file(path);
+    let analysis = analyze(src);
     let parse_check = ms(t0);
     if analysis.has_errors() {
         return Err(BuildError::Model {
@@ -119,7 +161,12 @@ pub fn front(path: &Path, overrides: &[(String, f64)]) -> Result<Front, BuildErr
 /// no errors, the lowering's (spline tables, parameter values, ...): everything `fdc
 /// build` would stop at before code generation. The lowered model itself is dropped.
 pub fn check(path: &Path) -> (Analysis, Vec<Diagnostic>) {
-    let analysis = fdc_frontend::analyze_file(path);
+    check_from(ModelSource::File(path))
+}
+
+/// [`check`] of a model from any source.
+pub fn check_from(src: ModelSource) -> (Analysis, Vec<Diagnostic>) {
+    let analysis = analyze(src);
     // Lowering needs a checked model.
     if analysis.has_errors() {
         return (analysis, Vec::new());
@@ -148,12 +195,17 @@ pub fn role_funcs(lowered: &fdc_lower::LoweredModel) -> Vec<Func> {
 }
 
 pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
+    build_from(ModelSource::File(path), opts)
+}
+
+/// [`build`] of a model from any source.
+pub fn build_from(src: ModelSource, opts: &BuildOptions) -> Result<Built, BuildError> {
     let Front {
         analysis,
         lowered,
         parse_check,
         lower_diff,
-    } = front(path, &opts.overrides)?;
+    } = front_from(src, &opts.overrides)?;
     let mut warnings: Vec<String> = analysis
         .diagnostics
         .iter()
