@@ -43,7 +43,7 @@ pub fn run(file: &Path, format: MessageFormat) -> ExitCode {
         }
         MessageFormat::Json => {
             for d in all() {
-                eprintln!("{}", to_json(&analysis, d));
+                eprintln!("{}", fdc_driver::report::diagnostic_json(&analysis, d));
             }
         }
     }
@@ -52,30 +52,4 @@ pub fn run(file: &Path, format: MessageFormat) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
-}
-
-/// The diagnostic structure of the front end plus file names and 1-based positions.
-pub fn to_json(a: &Analysis, d: &Diagnostic) -> serde_json::Value {
-    let label = |l: &fdc_frontend::Label| {
-        let (line, column) = a.files.line_col(l.span.file, l.span.start as usize);
-        let (end_line, end_column) = a.files.line_col(l.span.file, l.span.end as usize);
-        serde_json::json!({
-            "file": a.files.name(l.span.file),
-            "line": line,
-            "column": column,
-            "end_line": end_line,
-            "end_column": end_column,
-            "start": l.span.start,
-            "end": l.span.end,
-            "message": l.message,
-        })
-    };
-    serde_json::json!({
-        "severity": d.severity_word(),
-        "code": d.code,
-        "message": d.message,
-        "primary": d.primary.as_ref().map(label),
-        "secondary": d.secondary.iter().map(label).collect::<Vec<_>>(),
-        "notes": d.notes,
-    })
 }

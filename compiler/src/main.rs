@@ -10,6 +10,7 @@ mod ir_cmd;
 mod modes;
 mod plot;
 mod run;
+mod sweep_cmd;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -54,6 +55,8 @@ enum Command {
     Ir(ir_cmd::IrArgs),
     /// Eigenmodes of the model linearized about its initial state (or `--at T`).
     Modes(modes::ModesArgs),
+    /// Run a model for many parameter sets in parallel (`--set k=1,2,4 --set c=0:1:5`).
+    Sweep(Box<sweep_cmd::SweepArgs>),
     /// Plot result channels over time into an SVG file.
     Plot(plot::PlotArgs),
     /// Print the ABI version of the element function table this build speaks.
@@ -75,6 +78,7 @@ fn main() -> ExitCode {
         Command::Build(args) => build_cmd::run(&args),
         Command::Ir(args) => ir_cmd::run(&args),
         Command::Plot(args) => plot::run(&args),
+        Command::Sweep(args) => sweep_cmd::run(&args),
         Command::Modes(args) => modes::run(&args),
         Command::Lsp => fdc_lsp::run_stdio(),
         Command::Abi => {

@@ -7,5 +7,8 @@
 //! Must not know: command-line parsing or terminal output (the `fdc` binary's job).
 
 pub mod pipeline;
+pub mod report;
 pub mod results;
 pub mod settings;
+pub mod sweep;
+pub mod template;

@@ -148,12 +148,18 @@ pub fn role_funcs(lowered: &fdc_lower::LoweredModel) -> Vec<Func> {
 }
 
 pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
+    build_front(front(path, &opts.overrides)?, opts)
+}
+
+/// [`build`] from a model already checked and lowered (the sweep keeps the lowered
+/// model of its first parameter set to compare the others against).
+pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildError> {
     let Front {
         analysis,
         lowered,
         parse_check,
         lower_diff,
-    } = front(path, &opts.overrides)?;
+    } = front;
     let mut warnings: Vec<String> = analysis
         .diagnostics
         .iter()
