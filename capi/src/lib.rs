@@ -157,14 +157,21 @@ pub unsafe extern "C" fn fdc_model_free(m: *mut FdcModel) {
 /// # Safety
 /// `m` came from `fdc_model_load`; `name` is a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn fdc_model_set_parameter(m: *mut FdcModel, name: *const c_char, value: f64) -> FdcStatus {
+pub unsafe extern "C" fn fdc_model_set_parameter(
+    m: *mut FdcModel,
+    name: *const c_char,
+    value: f64,
+) -> FdcStatus {
     guard(|| {
         let Some(m) = m.as_mut() else {
             return fail(FdcStatus::Argument, "model is null");
         };
         let name = tri!(text(name, "name"));
         if !m.template.parameters.iter().any(|(p, _)| p == name) {
-            return fail(FdcStatus::NotFound, format!("the model has no parameter `{name}`"));
+            return fail(
+                FdcStatus::NotFound,
+                format!("the model has no parameter `{name}`"),
+            );
         }
         m.set.retain(|(p, _)| p != name);
         m.set.push((name.to_string(), value));
@@ -179,7 +186,11 @@ pub unsafe extern "C" fn fdc_model_set_parameter(m: *mut FdcModel, name: *const 
 /// `m` came from `fdc_model_load`; `out` is a valid pointer; `*out` receives a
 /// simulator to free with `fdc_sim_free`.
 #[no_mangle]
-pub unsafe extern "C" fn fdc_sim_new(m: *const FdcModel, step: f64, out: *mut *mut FdcSim) -> FdcStatus {
+pub unsafe extern "C" fn fdc_sim_new(
+    m: *const FdcModel,
+    step: f64,
+    out: *mut *mut FdcSim,
+) -> FdcStatus {
     guard(|| {
         let Some(m) = m.as_ref() else {
             return fail(FdcStatus::Argument, "model is null");
@@ -253,7 +264,11 @@ unsafe fn index_of(list: &[String], name: *const c_char, out: *mut usize, what: 
 /// # Safety
 /// `s` came from `fdc_sim_new`; `name` is a NUL-terminated string; `out` is valid.
 #[no_mangle]
-pub unsafe extern "C" fn fdc_sim_input_index(s: *const FdcSim, name: *const c_char, out: *mut usize) -> FdcStatus {
+pub unsafe extern "C" fn fdc_sim_input_index(
+    s: *const FdcSim,
+    name: *const c_char,
+    out: *mut usize,
+) -> FdcStatus {
     guard(|| match s.as_ref() {
         Some(s) => index_of(&s.inputs, name, out, "input"),
         None => fail(FdcStatus::Argument, "simulator is null"),
@@ -271,7 +286,10 @@ pub unsafe extern "C" fn fdc_sim_set_input(s: *mut FdcSim, index: usize, value: 
             return fail(FdcStatus::Argument, "simulator is null");
         };
         if index >= s.inputs.len() {
-            return fail(FdcStatus::Argument, format!("input index {index} out of range"));
+            return fail(
+                FdcStatus::Argument,
+                format!("input index {index} out of range"),
+            );
         }
         s.sys.set_input(index, value);
         s.fresh = false;
@@ -320,7 +338,11 @@ pub unsafe extern "C" fn fdc_sim_output_count(s: *const FdcSim) -> usize {
 /// # Safety
 /// `s` came from `fdc_sim_new`; `name` is a NUL-terminated string; `out` is valid.
 #[no_mangle]
-pub unsafe extern "C" fn fdc_sim_output_index(s: *const FdcSim, name: *const c_char, out: *mut usize) -> FdcStatus {
+pub unsafe extern "C" fn fdc_sim_output_index(
+    s: *const FdcSim,
+    name: *const c_char,
+    out: *mut usize,
+) -> FdcStatus {
     guard(|| match s.as_ref() {
         Some(s) => index_of(&s.channels, name, out, "output"),
         None => fail(FdcStatus::Argument, "simulator is null"),
@@ -332,7 +354,11 @@ pub unsafe extern "C" fn fdc_sim_output_index(s: *const FdcSim, name: *const c_c
 /// # Safety
 /// `s` came from `fdc_sim_new`; `value` is valid.
 #[no_mangle]
-pub unsafe extern "C" fn fdc_sim_output(s: *mut FdcSim, index: usize, value: *mut f64) -> FdcStatus {
+pub unsafe extern "C" fn fdc_sim_output(
+    s: *mut FdcSim,
+    index: usize,
+    value: *mut f64,
+) -> FdcStatus {
     guard(|| {
         let Some(s) = s.as_mut() else {
             return fail(FdcStatus::Argument, "simulator is null");
@@ -341,7 +367,10 @@ pub unsafe extern "C" fn fdc_sim_output(s: *mut FdcSim, index: usize, value: *mu
             return fail(FdcStatus::Argument, "value is null");
         }
         if index >= s.channels.len() {
-            return fail(FdcStatus::Argument, format!("output index {index} out of range"));
+            return fail(
+                FdcStatus::Argument,
+                format!("output index {index} out of range"),
+            );
         }
         if !s.fresh {
             s.outputs.copy_from_slice(s.sys.output_values());

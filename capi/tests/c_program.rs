@@ -40,10 +40,7 @@ fn a_c_program_steps_the_forced_oscillator_along_its_closed_form() {
         String::from_utf8_lossy(&cc.stderr)
     );
     let model = here.join("../examples/forced_oscillator.fd");
-    let run = Command::new(&exe)
-        .arg(&model)
-        .output()
-        .unwrap();
+    let run = Command::new(&exe).arg(&model).output().unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
     let _ = std::fs::remove_dir_all(&out_dir);
     assert!(

@@ -5,7 +5,6 @@
 //! Exit codes: 0 valid (warnings may still be printed), 1 invalid, 2 usage or I/O error.
 
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
-use fdc_frontend::{Analysis, Diagnostic};
 use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;

@@ -7,7 +7,6 @@ use crate::run::{build_options, build_or_report, usage, CompileArgs};
 use clap::Args;
 use fdc_driver::settings::{runtime_settings, Overrides};
 use fdc_runtime::{Linearization, ModeKind, ResultSink, System};
-use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

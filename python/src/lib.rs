@@ -89,7 +89,10 @@ pub(crate) fn build_err(py: Python<'_>, e: BuildError) -> PyErr {
             let value = err.value_bound(py);
             let set = || -> PyResult<()> {
                 value.setattr("text", text)?;
-                value.setattr("diagnostics", from_json(py, &format!("[{}]", items.join(",")))?)
+                value.setattr(
+                    "diagnostics",
+                    from_json(py, &format!("[{}]", items.join(",")))?,
+                )
             };
             match set() {
                 Ok(()) => err,
@@ -227,7 +230,14 @@ fn _combine(axes: Vec<(String, Vec<f64>)>, zip: bool) -> PyResult<Vec<Vec<f64>>>
 
 /// A summary row as a plain tuple (picklable, for distributed sweeps):
 /// (index, values, error, t_end, steps, [(final, min, max, rms) or None per channel]).
-type Row = (usize, Vec<f64>, Option<String>, f64, usize, Vec<Option<(f64, f64, f64, f64)>>);
+type Row = (
+    usize,
+    Vec<f64>,
+    Option<String>,
+    f64,
+    usize,
+    Vec<Option<(f64, f64, f64, f64)>>,
+);
 
 fn to_row(r: RunSummary) -> Row {
     let f = r

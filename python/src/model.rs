@@ -159,9 +159,16 @@ impl Model {
     /// modes(at=0.0, set=None) -> dict: eigenmodes of the model linearized at time
     /// `at` (simulated to there first); the shape of `fdc modes --json`.
     #[pyo3(signature = (at=0.0, set=None))]
-    fn modes(&self, py: Python<'_>, at: f64, set: Option<&Bound<'_, PyDict>>) -> PyResult<PyObject> {
+    fn modes(
+        &self,
+        py: Python<'_>,
+        at: f64,
+        set: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyObject> {
         if !(at.is_finite() && at >= 0.0) {
-            return Err(PyValueError::new_err(format!("at = {at}: expected a time >= 0")));
+            return Err(PyValueError::new_err(format!(
+                "at = {at}: expected a time >= 0"
+            )));
         }
         let (mut sys, mut settings) = self.prepare(py, set, None)?;
         let lin = py.allow_threads(|| {
@@ -199,6 +206,7 @@ impl ResultSink for Discard {
 #[pyclass(module = "fdc._fdc", frozen)]
 pub struct Results {
     names: Vec<String>,
+    rows: usize,
     time: Py<PyArray1<f64>>,
     columns: Vec<Py<PyArray1<f64>>>,
     /// Time reached [s].
@@ -223,9 +231,16 @@ pub struct Results {
 }
 
 impl Results {
-    fn new(py: Python<'_>, sink: Columns, s: &RunStats, wall: f64, warnings: Vec<String>) -> Results {
+    fn new(
+        py: Python<'_>,
+        sink: Columns,
+        s: &RunStats,
+        wall: f64,
+        warnings: Vec<String>,
+    ) -> Results {
         Results {
             names: sink.names,
+            rows: sink.time.len(),
             time: sink.time.to_pyarray_bound(py).unbind(),
             columns: sink
                 .columns
@@ -279,8 +294,8 @@ impl Results {
     }
 
     /// Number of rows.
-    fn __len__(&self, py: Python<'_>) -> usize {
-        self.time.bind(py).len()
+    fn __len__(&self) -> usize {
+        self.rows
     }
 
     /// A pandas DataFrame indexed by time (needs pandas).
@@ -297,10 +312,10 @@ impl Results {
         Ok(pd.call_method("DataFrame", (data,), Some(&kw))?.unbind())
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
+    fn __repr__(&self) -> String {
         format!(
             "<fdc.Results {} rows × {} channels, t_end = {}, {} steps>",
-            self.__len__(py),
+            self.rows,
             self.names.len(),
             self.t_end,
             self.steps

@@ -7,6 +7,7 @@ use fdc_runtime::{Settings, System};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 
 #[pyclass(module = "fdc._fdc")]
 pub struct Simulator {
@@ -16,6 +17,8 @@ pub struct Simulator {
     last: Settings,
     names: Vec<String>,
     inputs: Vec<String>,
+    /// The input names as Python strings, to find a name without allocating.
+    input_keys: Vec<Py<PyString>>,
     out: Py<PyArray1<f64>>,
 }
 
@@ -31,7 +34,12 @@ impl Simulator {
             .map_err(|e| crate::FdcError::new_err(format!("initial conditions: {e}")))?;
         let names = sys.channel_names();
         let out = PyArray1::<f64>::zeros_bound(py, names.len(), false).unbind();
+        let input_keys = inputs
+            .iter()
+            .map(|n| PyString::new_bound(py, n).unbind())
+            .collect();
         Ok(Simulator {
+            input_keys,
             sys,
             last: settings.clone(),
             settings,
@@ -46,16 +54,22 @@ impl Simulator {
             return if i < self.inputs.len() {
                 Ok(i)
             } else {
-                Err(PyIndexError::new_err(format!("input index {i} out of range")))
+                Err(PyIndexError::new_err(format!(
+                    "input index {i} out of range"
+                )))
             };
         }
+        let py = key.py();
+        for (i, k) in self.input_keys.iter().enumerate() {
+            if key.eq(k.bind(py))? {
+                return Ok(i);
+            }
+        }
         let name: String = key.extract()?;
-        self.inputs.iter().position(|n| *n == name).ok_or_else(|| {
-            PyKeyError::new_err(format!(
-                "no input `{name}` (inputs: {})",
-                self.inputs.join(", ")
-            ))
-        })
+        Err(PyKeyError::new_err(format!(
+            "no input `{name}` (inputs: {})",
+            self.inputs.join(", ")
+        )))
     }
 }
 

@@ -13,7 +13,6 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
 
 /// One swept parameter and its values.
 #[derive(Clone, Debug, PartialEq)]
@@ -210,9 +209,11 @@ impl ResultSink for Sink {
 pub fn build_error_text(e: &BuildError) -> String {
     match e {
         BuildError::Model { analysis, extra } => {
-            let first = analysis.diagnostics.iter().chain(extra).find(|d| {
-                matches!(d.severity, fdc_frontend::Severity::Error)
-            });
+            let first = analysis
+                .diagnostics
+                .iter()
+                .chain(extra)
+                .find(|d| matches!(d.severity, fdc_frontend::Severity::Error));
             match first {
                 Some(d) => d.message.clone(),
                 None => render(analysis, extra),
@@ -238,12 +239,16 @@ pub fn check(template: &Template, opts: &SweepOptions) -> Result<Vec<usize>, Str
     opts.summary
         .iter()
         .map(|c| {
-            template.channels.iter().position(|x| x == c).ok_or_else(|| {
-                format!(
-                    "no channel `{c}` to summarize (channels: {})",
-                    template.channels.join(", ")
-                )
-            })
+            template
+                .channels
+                .iter()
+                .position(|x| x == c)
+                .ok_or_else(|| {
+                    format!(
+                        "no channel `{c}` to summarize (channels: {})",
+                        template.channels.join(", ")
+                    )
+                })
         })
         .collect()
 }
@@ -251,7 +256,11 @@ pub fn check(template: &Template, opts: &SweepOptions) -> Result<Vec<usize>, Str
 /// Runs every job on `opts.jobs` threads; one summary per job, in job order. An error
 /// is a usage problem found before any run (an unknown parameter or channel, an
 /// output folder that cannot be made); a failing run is only reported in its row.
-pub fn run(template: &Template, jobs: &[Job], opts: &SweepOptions) -> Result<Vec<RunSummary>, String> {
+pub fn run(
+    template: &Template,
+    jobs: &[Job],
+    opts: &SweepOptions,
+) -> Result<Vec<RunSummary>, String> {
     let wanted = check(template, opts)?;
     if let Some(d) = &opts.out_dir {
         std::fs::create_dir_all(d).map_err(|e| format!("cannot make `{}`: {e}", d.display()))?;
@@ -290,7 +299,12 @@ fn run_one(template: &Template, job: &Job, opts: &SweepOptions, wanted: &[usize]
         steps: 0,
         figures: vec![None; wanted.len()],
     };
-    let set: Vec<(String, f64)> = opts.names.iter().cloned().zip(job.values.iter().copied()).collect();
+    let set: Vec<(String, f64)> = opts
+        .names
+        .iter()
+        .cloned()
+        .zip(job.values.iter().copied())
+        .collect();
     let fail = |mut row: RunSummary, e: String| {
         row.error = Some(e);
         row

@@ -117,12 +117,19 @@ impl Template {
     pub fn build(path: &Path, opts: &BuildOptions) -> Result<Template, BuildError> {
         let f = front(path, &opts.overrides)?;
         let code = Code::of(&f.lowered);
-        let parameters = f.lowered.params.clone();
-        let inputs = f
+        let inputs: Vec<(String, f64)> = f
             .lowered
             .inputs
             .iter()
             .map(|i| (i.name.clone(), i.default))
+            .collect();
+        // The lowering lists inputs with the parameters (their defaults are values).
+        let parameters = f
+            .lowered
+            .params
+            .iter()
+            .filter(|(n, _)| !inputs.iter().any(|(i, _)| i == n))
+            .cloned()
             .collect();
         let built = build_front(f, opts)?;
         let channels = System::new(built.model.clone())
