@@ -92,34 +92,8 @@ fn emit<'a>(files: &SourceFiles, all: impl Iterator<Item = &'a Diagnostic>, form
         }
         MessageFormat::Json => {
             for d in all {
-                eprintln!("{}", to_json(files, d));
+                eprintln!("{}", fdc_driver::report::diagnostic_json(files, d));
             }
         }
     }
-}
-
-/// The diagnostic structure of the front end plus file names and 1-based positions.
-pub fn to_json(files: &SourceFiles, d: &Diagnostic) -> serde_json::Value {
-    let label = |l: &fdc_frontend::Label| {
-        let (line, column) = files.line_col(l.span.file, l.span.start as usize);
-        let (end_line, end_column) = files.line_col(l.span.file, l.span.end as usize);
-        serde_json::json!({
-            "file": files.name(l.span.file),
-            "line": line,
-            "column": column,
-            "end_line": end_line,
-            "end_column": end_column,
-            "start": l.span.start,
-            "end": l.span.end,
-            "message": l.message,
-        })
-    };
-    serde_json::json!({
-        "severity": d.severity_word(),
-        "code": d.code,
-        "message": d.message,
-        "primary": d.primary.as_ref().map(label),
-        "secondary": d.secondary.iter().map(label).collect::<Vec<_>>(),
-        "notes": d.notes,
-    })
 }

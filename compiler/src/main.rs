@@ -11,6 +11,7 @@ mod ir_cmd;
 mod modes;
 mod plot;
 mod run;
+mod sweep_cmd;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -56,6 +57,8 @@ enum Command {
     Ir(ir_cmd::IrArgs),
     /// Eigenmodes of the model linearized about its initial state (or `--at T`).
     Modes(modes::ModesArgs),
+    /// Run a model for many parameter sets in parallel (`--set k=1,2,4 --set c=0:1:5`).
+    Sweep(Box<sweep_cmd::SweepArgs>),
     /// Plot result channels over time into an SVG file.
     Plot(plot::PlotArgs),
     /// Write a legacy FreeDyn model (`.fds`) as an fd model (see docs/fds.md).
@@ -79,6 +82,7 @@ fn main() -> ExitCode {
         Command::Build(args) => build_cmd::run(&args),
         Command::Ir(args) => ir_cmd::run(&args),
         Command::Plot(args) => plot::run(&args),
+        Command::Sweep(args) => sweep_cmd::run(&args),
         Command::Modes(args) => modes::run(&args),
         Command::Import(args) => import_cmd::run(&args),
         Command::Lsp => fdc_lsp::run_stdio(),

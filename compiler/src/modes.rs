@@ -7,7 +7,6 @@ use crate::run::{build_options, build_or_report, usage, CompileArgs};
 use clap::Args;
 use fdc_driver::settings::{runtime_settings, Overrides};
 use fdc_runtime::{Linearization, ModeKind, ResultSink, System};
-use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -92,33 +91,6 @@ pub fn table(lin: &Linearization) -> String {
 }
 
 /// The JSON document of `fdc modes --json`.
-pub fn to_json(lin: &Linearization) -> serde_json::Value {
-    let modes: Vec<_> = lin
-        .modes
-        .iter()
-        .map(|m| {
-            json!({
-                "kind": match m.kind {
-                    ModeKind::Oscillation => "oscillation",
-                    ModeKind::Real => "real",
-                    ModeKind::RigidBody => "rigid_body",
-                },
-                "frequency_hz": m.frequency,
-                "damping_ratio": if m.kind == ModeKind::RigidBody { None } else { Some(m.damping_ratio) },
-                "eigenvalue": { "re": m.eigenvalue.0, "im": m.eigenvalue.1 },
-                "energy": m.energy.iter().map(|(b, e)| json!({"body": b, "share": e})).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    json!({
-        "t": lin.t,
-        "dofs": lin.nv,
-        "constraints": lin.nl,
-        "free_dofs": lin.dofs,
-        "modes": modes,
-    })
-}
-
 pub fn run(a: &ModesArgs) -> ExitCode {
     let file = &a.file;
     if !file.is_file() {
@@ -173,7 +145,7 @@ pub fn run(a: &ModesArgs) -> ExitCode {
         }
     };
     if a.json {
-        println!("{:#}", to_json(&lin));
+        println!("{:#}", fdc_driver::report::modes_json(&lin));
     } else {
         print!("{}", table(&lin));
     }

@@ -9,5 +9,8 @@
 pub mod fds;
 pub mod pipeline;
 pub mod profile;
+pub mod report;
 pub mod results;
 pub mod settings;
+pub mod sweep;
+pub mod template;

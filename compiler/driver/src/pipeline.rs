@@ -200,12 +200,18 @@ pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
 
 /// [`build`] of a model from any source.
 pub fn build_from(src: ModelSource, opts: &BuildOptions) -> Result<Built, BuildError> {
+    build_front(front_from(src, &opts.overrides)?, opts)
+}
+
+/// [`build`] from a model already checked and lowered (the sweep keeps the lowered
+/// model of its first parameter set to compare the others against).
+pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildError> {
     let Front {
         analysis,
         lowered,
         parse_check,
         lower_diff,
-    } = front_from(src, &opts.overrides)?;
+    } = front;
     let mut warnings: Vec<String> = analysis
         .diagnostics
         .iter()

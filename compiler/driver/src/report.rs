@@ -1,0 +1,61 @@
+//! Machine-readable forms of what the pipeline reports: diagnostics (`fdc check
+//! --message-format json`, the Python package's exceptions) and eigenmodes (`fdc modes
+//! --json`, `Model.modes` in Python). One home for each shape.
+
+use fdc_frontend::{Diagnostic, SourceFiles};
+use fdc_runtime::{Linearization, ModeKind};
+use serde_json::json;
+
+/// The diagnostic structure of the front end plus file names and 1-based positions.
+pub fn diagnostic_json(files: &SourceFiles, d: &Diagnostic) -> serde_json::Value {
+    let label = |l: &fdc_frontend::Label| {
+        let (line, column) = files.line_col(l.span.file, l.span.start as usize);
+        let (end_line, end_column) = files.line_col(l.span.file, l.span.end as usize);
+        json!({
+            "file": files.name(l.span.file),
+            "line": line,
+            "column": column,
+            "end_line": end_line,
+            "end_column": end_column,
+            "start": l.span.start,
+            "end": l.span.end,
+            "message": l.message,
+        })
+    };
+    json!({
+        "severity": d.severity_word(),
+        "code": d.code,
+        "message": d.message,
+        "primary": d.primary.as_ref().map(label),
+        "secondary": d.secondary.iter().map(label).collect::<Vec<_>>(),
+        "notes": d.notes,
+    })
+}
+
+/// The eigenmodes of a linearization.
+pub fn modes_json(lin: &Linearization) -> serde_json::Value {
+    let modes: Vec<_> = lin
+        .modes
+        .iter()
+        .map(|m| {
+            json!({
+                "kind": match m.kind {
+                    ModeKind::Oscillation => "oscillation",
+                    ModeKind::Real => "real",
+                    ModeKind::RigidBody => "rigid_body",
+                },
+                "frequency_hz": m.frequency,
+                "damping_ratio": if m.kind == ModeKind::RigidBody { None } else { Some(m.damping_ratio) },
+                "eigenvalue": { "re": m.eigenvalue.0, "im": m.eigenvalue.1 },
+                "energy": m.energy.iter().map(|(b, e)| json!({"body": b, "share": e})).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "t": lin.t,
+        "dofs": lin.nv,
+        "constraints": lin.nl,
+        "free_dofs": lin.dofs,
+        "modes": modes,
+    })
+}
