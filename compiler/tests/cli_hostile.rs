@@ -78,8 +78,8 @@ fn line_endings_and_bom_read_as_the_same_lines() {
     std::fs::write(&lf, MODEL).unwrap();
     let (code, reference) = located(&lf);
     assert_eq!(code, Some(1));
-    // The unknown `kk` on line 5, column 26.
-    assert_eq!(reference, [("E0201".to_string(), 5, 26)]);
+    // The unknown `kk` on line 5, column 27.
+    assert_eq!(reference, [("E0201".to_string(), 5, 27)]);
     for (name, text) in [
         ("crlf.fd", MODEL.replace('\n', "\r\n")),
         ("cr.fd", MODEL.replace('\n', "\r")),

@@ -202,11 +202,11 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        match read_bytes(&p, 7) {
-            Err(ReadError::TooLarge { size: 8, limit: 7 }) => {}
+        match read_bytes(&p, 6) {
+            Err(ReadError::TooLarge { size: 7, limit: 6 }) => {}
             other => panic!("{other:?}"),
         }
-        assert_eq!(read_bytes(&p, 8).unwrap().len(), 8);
+        assert_eq!(read_bytes(&p, 7).unwrap().len(), 7);
         assert!(matches!(
             read_text(&dir, 100),
             Err(ReadError::NotRegular { kind: "directory" })
