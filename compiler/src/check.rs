@@ -1,12 +1,14 @@
 //! `fdc check FILE.fd`: runs the front end and, when it finds no errors, the lowering
 //! (without code generation), and prints their diagnostics: everything `fdc build`
-//! would stop at, e.g. a missing spline table file.
+//! would stop at, e.g. a missing spline table file. A `.fds` file is imported first.
 //!
-//! Exit codes: 0 valid (warnings may still be printed), 1 invalid, 2 usage or I/O error.
+//! Exit codes: 0 valid (warnings may still be printed), 1 invalid (also a model that is
+//! not UTF-8: E0004 at the bad byte), 2 usage or I/O error. With `--message-format
+//! json` every line on stderr is a JSON object, an unreadable model included.
 
-use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use codespan_reporting::term::termcolor::{BufferWriter, ColorChoice};
 use fdc_frontend::{Diagnostic, SourceFiles};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -19,21 +21,18 @@ pub enum MessageFormat {
 }
 
 pub fn run(file: &Path, format: MessageFormat) -> ExitCode {
-    // An unreadable model is a usage/I/O problem (exit 2), not an invalid model.
-    if let Err(e) = std::fs::read_to_string(file) {
-        eprintln!("error: cannot read `{}`: {e}", file.display());
-        return ExitCode::from(2);
-    }
     if fdc_driver::fds::is_fds(file) {
         return run_fds(file, format);
     }
     let (analysis, lowering) = fdc_driver::pipeline::check(file);
-    emit(
-        &analysis.files,
-        analysis.diagnostics.iter().chain(&lowering),
-        format,
-    );
-    if analysis.has_errors() || !lowering.is_empty() {
+    let all: Vec<&Diagnostic> = analysis.diagnostics.iter().chain(&lowering).collect();
+    let written = emit(&analysis.files, &all, format);
+    // An unreadable model (the one diagnostic without a place) is an I/O problem
+    // (exit 2), not an invalid model; so is a closed stderr.
+    let unreadable = all.iter().any(|d| d.code == "E0208" && d.primary.is_none());
+    if unreadable || written.is_err() {
+        ExitCode::from(2)
+    } else if analysis.has_errors() || !lowering.is_empty() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -51,8 +50,11 @@ fn run_fds(file: &Path, format: MessageFormat) -> ExitCode {
             return ExitCode::from(2);
         }
         Err(ImportError::Model { files, diagnostics }) => {
-            emit(&files, diagnostics.iter(), format);
-            return ExitCode::from(1);
+            let all: Vec<&Diagnostic> = diagnostics.iter().collect();
+            return match emit(&files, &all, format) {
+                Ok(()) => ExitCode::from(1),
+                Err(_) => ExitCode::from(2),
+            };
         }
     };
     let name = format!("{} (imported)", file.display());
@@ -62,38 +64,46 @@ fn run_fds(file: &Path, format: MessageFormat) -> ExitCode {
         path: file,
     };
     let (analysis, lowering) = fdc_driver::pipeline::check_from(src);
-    emit(
-        &analysis.files,
-        analysis.diagnostics.iter().chain(&lowering),
-        format,
-    );
-    if analysis.has_errors() || !lowering.is_empty() {
+    let all: Vec<&Diagnostic> = analysis.diagnostics.iter().chain(&lowering).collect();
+    if emit(&analysis.files, &all, format).is_err() {
+        ExitCode::from(2)
+    } else if analysis.has_errors() || !lowering.is_empty() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     }
 }
 
-fn emit<'a>(files: &SourceFiles, all: impl Iterator<Item = &'a Diagnostic>, format: MessageFormat) {
+/// Everything goes out in one write: codespan writes a few bytes at a time, and stderr
+/// is unbuffered (1,000 errors on one long line took 13.4 s that way).
+fn emit(files: &SourceFiles, all: &[&Diagnostic], format: MessageFormat) -> std::io::Result<()> {
     match format {
-        MessageFormat::Human => {
-            // termcolor's `Auto` does not look at whether stderr is a terminal.
-            let choice = if std::io::stderr().is_terminal() {
-                ColorChoice::Auto
-            } else {
-                ColorChoice::Never
-            };
-            let mut err = StandardStream::stderr(choice);
-            for d in all {
-                if d.emit(&mut err, files).is_err() {
-                    eprint!("{}", d.render(files));
-                }
-            }
-        }
+        MessageFormat::Human => print_human(files, all),
         MessageFormat::Json => {
+            let mut out = String::new();
             for d in all {
-                eprintln!("{}", fdc_driver::report::diagnostic_json(files, d));
+                out.push_str(&fdc_driver::report::diagnostic_json(files, d).to_string());
+                out.push('\n');
             }
+            std::io::stderr().lock().write_all(out.as_bytes())
         }
     }
+}
+
+/// With source excerpts, in colour on a terminal; buffered, then written at once.
+fn print_human(files: &SourceFiles, all: &[&Diagnostic]) -> std::io::Result<()> {
+    // termcolor's `Auto` does not look at whether stderr is a terminal.
+    let choice = if std::io::stderr().is_terminal() {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    };
+    let writer = BufferWriter::stderr(choice);
+    let mut buf = writer.buffer();
+    for d in all {
+        if d.emit(&mut buf, files).is_err() {
+            write!(buf, "{}", d.render(files))?;
+        }
+    }
+    writer.print(&buf)
 }

@@ -11,6 +11,7 @@ mod ir_cmd;
 mod modes;
 mod plot;
 mod run;
+mod stop;
 mod sweep_cmd;
 
 use clap::{Parser, Subcommand};
@@ -75,8 +76,33 @@ enum Command {
     },
 }
 
+/// `--message-format json` was asked for: then even a usage error is JSON.
+fn wants_json(args: &[std::ffi::OsString]) -> bool {
+    args.iter().any(|a| a == "--message-format=json")
+        || args
+            .windows(2)
+            .any(|w| w[0] == "--message-format" && w[1] == "json")
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(with_default_command(std::env::args_os().collect()));
+    let args = with_default_command(std::env::args_os().collect());
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() && wants_json(&args) => {
+            // The shape of a diagnostic without a place (see `fdc_driver::report::diagnostic_json`).
+            let d = serde_json::json!({
+                "severity": "error",
+                "code": "usage",
+                "message": e.to_string().trim_end(),
+                "primary": null,
+                "secondary": [],
+                "notes": [],
+            });
+            eprintln!("{d}");
+            return ExitCode::from(2);
+        }
+        Err(e) => e.exit(),
+    };
     match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Build(args) => build_cmd::run(&args),

@@ -195,6 +195,14 @@ pub fn run(a: &RunArgs) -> ExitCode {
     if !file.is_file() {
         return usage(format!("cannot read `{}`", file.display()));
     }
+    let out_path = a.output.clone().unwrap_or_else(|| default_output(file));
+    // Before the build (seconds) when the answer is already known.
+    if crate::stop::overwritten_input(&out_path, std::slice::from_ref(file)).is_some() {
+        return usage(format!(
+            "the results file `{}` is the model itself; choose another with -o",
+            out_path.display()
+        ));
+    }
     let opts = match build_options(&a.compile) {
         Ok(o) => o,
         Err(e) => return usage(e),
@@ -237,7 +245,13 @@ pub fn run(a: &RunArgs) -> ExitCode {
     if let Some(p) = profile.or(extras.as_ref().map(|_| Profile::default())) {
         p.apply(&mut settings, extras.as_ref());
     }
-    let out_path = a.output.clone().unwrap_or_else(|| default_output(file));
+    if let Some(input) = crate::stop::overwritten_input(&out_path, &built.inputs) {
+        return usage(format!(
+            "the results file `{}` would overwrite `{}`, which the model reads; choose another with -o",
+            out_path.display(),
+            input.display()
+        ));
+    }
     let sink = match CsvSink::create(&out_path) {
         Ok(s) => s,
         Err(e) => return usage(format!("cannot write `{}`: {e}", out_path.display())),
@@ -256,9 +270,15 @@ pub fn run(a: &RunArgs) -> ExitCode {
         }
     };
     let t_run = Instant::now();
-    let mut progress = Progress::new(sink, settings.end, a.quiet);
+    let signals = match crate::stop::Signals::register() {
+        Ok(s) => s,
+        Err(e) => return usage(format!("cannot install the SIGINT/SIGTERM handlers: {e}")),
+    };
+    let mut progress = Progress::new(sink, settings.end, a.quiet, &out_path, signals);
     let result = sys.run(&settings, &mut progress);
     let wall = t_run.elapsed().as_secs_f64();
+    // A signal after the last row: the results are complete, the exit still says so.
+    progress.stop_if_signalled(stats_t(&result));
     let rows = progress.finish();
     let (stats, failure) = match result {
         Ok(s) => (s, None),
@@ -308,11 +328,15 @@ pub fn run(a: &RunArgs) -> ExitCode {
                 tm.max * 1e6
             );
         }
-        match &rows {
-            Ok(n) => eprintln!("results: {} ({n} rows)", out_path.display()),
-            Err(e) => eprintln!("error: writing `{}`: {e}", out_path.display()),
+        if let Ok(n) = &rows {
+            eprintln!("results: {} ({n} rows)", out_path.display());
         }
     }
+    // Also with -q: every non-zero exit says why.
+    if let Err(e) = &rows {
+        eprintln!("error: writing `{}`: {e}", out_path.display());
+    }
+    let mut plot_failed = false;
     if !a.plot.is_empty() && rows.is_ok() {
         let plot_path = a
             .plot_output
@@ -323,7 +347,10 @@ pub fn run(a: &RunArgs) -> ExitCode {
         match drawn {
             Ok(()) if !a.quiet => eprintln!("plot: {}", plot_path.display()),
             Ok(()) => {}
-            Err(e) => eprintln!("error: {e}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                plot_failed = true;
+            }
         }
     }
     if let Some(e) = failure {
@@ -335,24 +362,41 @@ pub fn run(a: &RunArgs) -> ExitCode {
         );
         return ExitCode::from(1);
     }
-    if rows.is_err() {
+    if rows.is_err() || plot_failed {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
 }
 
+/// The time a run reached, finished or failed.
+fn stats_t(r: &Result<fdc_runtime::RunStats, fdc_runtime::SimError>) -> f64 {
+    match r {
+        Ok(s) => s.t,
+        Err(e) => e.stats.t,
+    }
+}
+
 /// Passes rows on to the CSV and shows a progress bar on a terminal once a run has
 /// taken more than a second (short runs stay quiet; pipes and files never see it).
+/// Also where a SIGINT/SIGTERM ends the run: after a whole row ([`crate::stop`]).
 struct Progress {
     inner: CsvSink,
     bar: Option<indicatif::ProgressBar>,
     start: Instant,
     end: f64,
     enabled: bool,
+    path: PathBuf,
+    signals: crate::stop::Signals,
 }
 
 impl Progress {
-    fn new(inner: CsvSink, end: f64, quiet: bool) -> Progress {
+    fn new(
+        inner: CsvSink,
+        end: f64,
+        quiet: bool,
+        path: &Path,
+        signals: crate::stop::Signals,
+    ) -> Progress {
         use std::io::IsTerminal;
         Progress {
             inner,
@@ -360,7 +404,31 @@ impl Progress {
             start: Instant::now(),
             end,
             enabled: !quiet && std::io::stderr().is_terminal() && end > 0.0,
+            path: path.to_path_buf(),
+            signals,
         }
+    }
+
+    /// After a signal: flush the whole rows written so far, say so, and exit.
+    fn stop_if_signalled(&mut self, t: f64) {
+        let Some((code, name)) = self.signals.received() else {
+            return;
+        };
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+        let rows = self.inner.rows;
+        match self.inner.flush() {
+            Ok(()) => eprintln!(
+                "interrupted by {name} at t = {t:.6} s; the {rows} rows up to it are kept in {}",
+                self.path.display()
+            ),
+            Err(e) => eprintln!(
+                "interrupted by {name} at t = {t:.6} s; error: writing `{}`: {e}",
+                self.path.display()
+            ),
+        }
+        std::process::exit(code.into());
     }
 
     fn finish(self) -> std::io::Result<usize> {
@@ -378,6 +446,7 @@ impl fdc_runtime::ResultSink for Progress {
 
     fn row(&mut self, t: f64, values: &[f64]) {
         self.inner.row(t, values);
+        self.stop_if_signalled(t);
         if !self.enabled {
             return;
         }

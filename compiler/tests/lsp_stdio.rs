@@ -442,3 +442,111 @@ fn lowering_errors_reach_the_editor() {
     c.notify("exit", Value::Null);
     assert!(c.child.wait().unwrap().success());
 }
+
+impl Client {
+    /// The answer to a request that must fail: its error code and message.
+    fn request_error(&mut self, method: &str, params: Value) -> (i64, String) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let m = self.recv();
+            if m["id"] == json!(id) {
+                let e = &m["error"];
+                return (e["code"].as_i64().unwrap_or(0), e["message"].to_string());
+            }
+        }
+    }
+
+    /// The exit status, within a bound (a server that does not end fails the test).
+    fn exit_status(mut self) -> Option<i32> {
+        drop(self.stdin);
+        for _ in 0..600 {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s.code();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        panic!("the server did not end within 60 s");
+    }
+}
+
+/// The lifecycle of the specification: initialize first (else -32002), only once
+/// (else -32600), nothing after shutdown but exit.
+#[test]
+fn lifecycle_per_the_specification() {
+    let mut c = Client::start();
+    let (code, message) = c.request_error("textDocument/hover", at("file:///x.fd", 0, 0));
+    assert_eq!(code, -32002, "{message}");
+    assert!(message.contains("not initialized"), "{message}");
+    assert!(!message.contains("Request {"), "a debug dump: {message}");
+    let init = json!({"processId": null, "rootUri": null, "capabilities": {}});
+    c.request("initialize", init.clone());
+    let (code, message) = c.request_error("initialize", init);
+    assert_eq!(code, -32600, "{message}");
+    c.request("shutdown", Value::Null);
+    let (code, _) = c.request_error("textDocument/hover", at("file:///x.fd", 0, 0));
+    assert_eq!(code, -32600);
+    c.notify("exit", Value::Null);
+    assert_eq!(c.exit_status(), Some(0));
+}
+
+/// `Content-Length: 100000000000` is refused before any allocation: the server says
+/// why and ends with status 1 (it used to abort on the allocation).
+#[test]
+fn oversized_message_ends_the_server_cleanly() {
+    let mut c = Client::start();
+    c.request(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}}),
+    );
+    write!(c.stdin, "Content-Length: 100000000000\r\n\r\n{{}}").unwrap();
+    c.stdin.flush().unwrap();
+    assert_eq!(c.exit_status(), Some(1));
+}
+
+/// A document that `use`s the server's own stdin, a FIFO, or /dev/zero: each is an
+/// E0208 at once, and the server goes on answering. An old-Mac (CR-only) document
+/// gets its diagnostics on the right line.
+#[test]
+fn files_that_are_no_regular_files_never_block_the_server() {
+    let dir = std::env::temp_dir().join(format!("fdc-lsp-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("pipe.fd");
+    let _ = std::fs::remove_file(&fifo);
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let uri = format!("file://{}", dir.join("m.fd").display());
+    let mut c = Client::start();
+    c.request(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}}),
+    );
+    for target in ["/dev/stdin", "/dev/zero", fifo.to_str().unwrap()] {
+        let text = format!("use \"{target}\";\nparam k = 1;\n");
+        c.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "fd", "version": 1, "text": text}}),
+        );
+        let diags = c.diagnostics_for(&uri);
+        assert_eq!(diags.len(), 1, "{target}: {diags:?}");
+        assert_eq!(diags[0]["code"], "E0208");
+        let message = diags[0]["message"].as_str().unwrap();
+        assert!(message.contains("not a regular file"), "{message}");
+    }
+    // CR-only line ends: the unknown name is on line 2 (0-based), not line 0.
+    let old_mac = "// a comment\rparam k = 1;\routput y = kk;\r";
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "fd", "version": 2, "text": old_mac}}),
+    );
+    let diags = c.diagnostics_for(&uri);
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0]["code"], "E0201");
+    assert_eq!(diags[0]["range"], range(2, 11, 13));
+    c.request("shutdown", Value::Null);
+    c.notify("exit", Value::Null);
+    assert_eq!(c.exit_status(), Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}

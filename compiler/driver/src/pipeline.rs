@@ -41,6 +41,33 @@ pub struct Built {
     /// The hit was on the unsimplified roles, so the simplifier did not run either.
     pub simplifier_skipped: bool,
     pub warnings: Vec<String>,
+    /// Every file the model was read from ([`input_files`]): results must not go there.
+    pub inputs: Vec<std::path::PathBuf>,
+}
+
+/// The files a model reads: the model, its `use`d files and its spline `table(...)`
+/// files (resolved as the lowering does: relative to the declaring file's directory).
+pub fn input_files(analysis: &Analysis) -> Vec<std::path::PathBuf> {
+    use fdc_frontend::ast::{ExprKind, Item};
+    let files = &analysis.files;
+    let mut out: Vec<_> = (0..files.len())
+        .filter_map(|f| files.path(f).map(Path::to_path_buf))
+        .collect();
+    for m in &analysis.modules {
+        let Some(dir) = files.path(m.file).and_then(Path::parent) else {
+            continue;
+        };
+        for item in &m.items {
+            if let Item::Spline(s) = item {
+                if let (Some(ExprKind::Str(f)), "table") =
+                    (s.args.first().map(|a| &a.kind), s.method.name.as_str())
+                {
+                    out.push(dir.join(f));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Why a build stopped: diagnostics about the model (exit 1), or an internal failure
@@ -212,6 +239,7 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
         parse_check,
         lower_diff,
     } = front;
+    let input_paths = input_files(&analysis);
     let mut warnings: Vec<String> = analysis
         .diagnostics
         .iter()
@@ -326,6 +354,7 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
         cache_hit: compiled.cache_hit,
         simplifier_skipped,
         warnings,
+        inputs: input_paths,
     })
 }
 

@@ -31,6 +31,15 @@ impl CsvSink {
         }
     }
 
+    /// Writes out the rows so far (whole rows: a row is complete when `row` returns)
+    /// and reports the first write error, if any.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.out.flush()
+    }
+
     /// Flushes and reports the first write error, if any.
     pub fn finish(mut self) -> io::Result<usize> {
         if let Some(e) = self.error.take() {

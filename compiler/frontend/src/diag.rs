@@ -153,6 +153,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0001", "unexpected character"),
     ("E0002", "unterminated string"),
     ("E0003", "statement too deeply nested"),
+    ("E0004", "file is not valid UTF-8"),
     ("E0101", "unexpected token"),
     ("E0102", "unexpected end of file"),
     ("E0201", "unknown name"),

@@ -7,9 +7,10 @@ use std::fmt;
 #[derive(Logos, Clone, Debug, PartialEq)]
 #[logos(skip r"[ \t\r\n\f]+")]
 // Ordinary comments (also `//~` test annotations); `///` is a doc comment.
-#[logos(skip r"//([^/\n][^\n]*)?")]
+// A comment ends at CR too: old-Mac text (lone CRs) must not become one long comment.
+#[logos(skip r"//([^/\n\r][^\n\r]*)?")]
 pub enum Tok {
-    #[regex(r"///[^\n]*", |lex| lex.slice()[3..].trim().to_string())]
+    #[regex(r"///[^\n\r]*", |lex| lex.slice()[3..].trim().to_string())]
     Doc(String),
 
     #[token("param")]
@@ -239,6 +240,10 @@ pub fn lex(text: &str) -> Lexed {
         errors: Vec::new(),
     };
     let mut lexer = Tok::lexer(text);
+    // A leading byte-order mark (editors and Windows tools write one) is no character.
+    if text.starts_with('\u{feff}') {
+        lexer.bump('\u{feff}'.len_utf8());
+    }
     while let Some(tok) = lexer.next() {
         let span = lexer.span();
         match tok {

@@ -24,6 +24,7 @@ pub mod diag;
 pub mod lexer;
 mod parse;
 pub mod print;
+pub mod source;
 #[allow(clippy::all, unused_parens, unused_imports)]
 mod grammar {
     include!(concat!(env!("OUT_DIR"), "/grammar.rs"));
@@ -180,10 +181,19 @@ impl Analysis {
     }
 }
 
-/// Analyzes the model in `path`; `use` paths are relative to the including file.
+/// Analyzes the model in `path`; `use` paths are relative to the including file. A
+/// model that cannot be read gives one E0208 without a place; one that is not UTF-8
+/// an E0004 at its first bad byte.
 pub fn analyze_file(path: &Path) -> Analysis {
-    match std::fs::read_to_string(path) {
-        Ok(text) => analyze(&path.display().to_string(), &text, Some(path.to_path_buf())),
+    let name = path.display().to_string();
+    match source::read_text(path, source::MAX_SOURCE_BYTES) {
+        Ok(text) => analyze(&name, &text, Some(path.to_path_buf())),
+        Err(source::ReadError::NotUtf8 { lossy, offset }) => {
+            let mut a = analyze(&name, "", None);
+            let id = a.files.add(name, lossy, Some(path.to_path_buf()));
+            a.diagnostics.push(not_utf8(id, offset));
+            a
+        }
         Err(e) => {
             let mut a = analyze("<none>", "", None);
             a.diagnostics.push(Diagnostic::error(
@@ -195,12 +205,33 @@ pub fn analyze_file(path: &Path) -> Analysis {
     }
 }
 
+/// E0004 at byte `offset` of file `id` (its text holds U+FFFD there).
+fn not_utf8(id: FileId, offset: usize) -> Diagnostic {
+    let span = Span {
+        file: id,
+        start: offset as u32,
+        end: (offset + '\u{fffd}'.len_utf8()) as u32,
+    };
+    Diagnostic::error("E0004", "file is not valid UTF-8")
+        .at(span, "first invalid byte")
+        .note("fd source files are UTF-8; convert the file (e.g. `iconv -f latin1 -t utf-8`)")
+}
+
 /// Analyzes model text that has no file; `use` paths are relative to the working directory.
 pub fn analyze_source(name: &str, text: &str) -> Analysis {
     analyze(name, text, None)
 }
 
 fn analyze(name: &str, text: &str, path: Option<PathBuf>) -> Analysis {
+    // Text from a file is normalized already; text from an editor may still hold lone
+    // CRs, which the lexer and the line index must see as line ends.
+    let normalized;
+    let text = if text.contains('\r') {
+        normalized = source::lone_cr_to_lf(text);
+        normalized.as_str()
+    } else {
+        text
+    };
     let mut files = SourceFiles::default();
     let mut modules = Vec::new();
     let mut diagnostics = Vec::new();
@@ -242,13 +273,18 @@ fn analyze(name: &str, text: &str, path: Option<PathBuf>) -> Analysis {
             if seen.contains(&key) {
                 continue;
             }
-            match std::fs::read_to_string(&full) {
+            match source::read_text(&full, source::MAX_SOURCE_BYTES) {
                 Ok(t) => {
                     seen.push(key);
                     let id = files.add(full.display().to_string(), t.clone(), Some(full.clone()));
                     let (m, d) = parse_module(id, &t);
                     modules.push(m);
                     diagnostics.extend(d);
+                }
+                Err(source::ReadError::NotUtf8 { lossy, offset }) => {
+                    seen.push(key);
+                    let id = files.add(full.display().to_string(), lossy, Some(full.clone()));
+                    diagnostics.push(not_utf8(id, offset).also(span, "used here"));
                 }
                 Err(e) => diagnostics.push(
                     Diagnostic::error("E0208", format!("cannot read `{rel}`: {e}"))

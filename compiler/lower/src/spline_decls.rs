@@ -167,7 +167,8 @@ impl<'a> Lowering<'a> {
         };
         let dir = model.parent().unwrap_or(std::path::Path::new(""));
         let path = dir.join(file);
-        let text = match std::fs::read_to_string(&path) {
+        // Through the front end's one safe reader: a FIFO or device is refused, not read.
+        let text = match fdc_frontend::source::read_text(&path, fdc_frontend::source::MAX_DATA_BYTES) {
             Ok(t) => t,
             Err(e) => {
                 self.spline_error(

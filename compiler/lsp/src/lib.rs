@@ -21,19 +21,21 @@
 
 mod document;
 mod features;
+pub mod lifecycle;
 mod lookup;
 pub mod position;
+pub mod transport;
 
 pub use document::stdlib_dir;
 
 use document::Document;
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{
-    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Exit, Notification as _,
+    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _,
     PublishDiagnostics,
 };
 use lsp_types::request::{
-    Completion, DocumentSymbolRequest, GotoDefinition, HoverRequest, Request as _, Shutdown,
+    Completion, DocumentSymbolRequest, GotoDefinition, HoverRequest, Request as _,
 };
 use lsp_types::*;
 use std::collections::{BTreeSet, HashMap};
@@ -321,9 +323,10 @@ fn superseded(msg: &Message, next: &Message) -> bool {
 /// 1,000-line model takes tens of milliseconds, too long for every keystroke.
 pub const LOWER_AFTER: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// Runs the server on stdin/stdout until the client says `exit`.
+/// Runs the server on stdin/stdout until the client says `exit` (or the input ends or
+/// cannot be followed: [`transport`]).
 pub fn run_stdio() -> ExitCode {
-    let (connection, io_threads) = Connection::stdio();
+    let (connection, writer) = transport::stdio();
     let caps = match serde_json::to_value(capabilities()) {
         Ok(c) => c,
         Err(e) => {
@@ -331,13 +334,22 @@ pub fn run_stdio() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Err(e) = connection.initialize(caps) {
-        eprintln!("fdc lsp: initialize failed: {e}");
-        return ExitCode::from(1);
+    let code = serve(&connection, lifecycle::Lifecycle::new(caps));
+    drop(connection);
+    match writer.join() {
+        Ok(Ok(())) => code,
+        Ok(Err(e)) => {
+            eprintln!("fdc lsp: writing stdout: {e}");
+            ExitCode::from(1)
+        }
+        Err(_) => ExitCode::from(1),
     }
+}
+
+/// The server loop: the exit status when it ends.
+fn serve(connection: &Connection, mut life: lifecycle::Lifecycle) -> ExitCode {
     let mut server = Server::new();
     let mut queue = std::collections::VecDeque::new();
-    let mut shutting_down = false;
     loop {
         let msg = match queue.pop_front() {
             Some(m) => m,
@@ -354,14 +366,26 @@ pub fn run_stdio() -> ExitCode {
                         }
                         continue;
                     }
-                    Err(_) => break,
+                    Err(_) => return life.end_of_input(),
                 }
             }
             None => match connection.receiver.recv() {
                 Ok(m) => m,
-                Err(_) => break,
+                Err(_) => return life.end_of_input(),
             },
         };
+        // `initialize` first and once, `shutdown`, `exit`: answered here, per the spec.
+        match life.gate(&msg) {
+            lifecycle::Gate::Pass => {}
+            lifecycle::Gate::Drop => continue,
+            lifecycle::Gate::Answer(r) => {
+                if connection.sender.send(r.into()).is_err() {
+                    return ExitCode::from(1);
+                }
+                continue;
+            }
+            lifecycle::Gate::Exit(code) => return code,
+        }
         // Typing fast on a big file queues one change per keystroke; analyzing each
         // would fall behind. A change followed at once by another change of the same
         // document only edits the text; the analysis waits for the last one.
@@ -370,34 +394,10 @@ pub fn run_stdio() -> ExitCode {
             server.absorb_change(msg);
             continue;
         }
-        // Shutdown and exit are handled here rather than by `handle_shutdown`, which
-        // waits on the channel for an exit that may already sit in `queue`.
-        match &msg {
-            Message::Request(r) if r.method == Shutdown::METHOD => {
-                shutting_down = true;
-                let ok = Response::new_ok(r.id.clone(), ());
-                if connection.sender.send(ok.into()).is_err() {
-                    return ExitCode::from(1);
-                }
-                continue;
-            }
-            Message::Notification(n) if n.method == Exit::METHOD => break,
-            _ => {}
-        }
         for out in server.handle(msg) {
             if connection.sender.send(out).is_err() {
                 return ExitCode::from(1);
             }
-        }
-    }
-    drop(connection);
-    match io_threads.join() {
-        // LSP: exit without shutdown first ends with status 1.
-        Ok(()) if shutting_down => ExitCode::SUCCESS,
-        Ok(()) => ExitCode::from(1),
-        Err(e) => {
-            eprintln!("fdc lsp: {e}");
-            ExitCode::from(1)
         }
     }
 }

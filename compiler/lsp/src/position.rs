@@ -3,15 +3,22 @@
 
 use lsp_types::{Position, Range};
 
-/// Start offsets of every line of one text.
+/// Start offsets of every line of one text. Lines end at LF, CRLF or a lone CR, as
+/// the LSP specification says (and as the front end reads a file).
 pub struct LineIndex {
     starts: Vec<usize>,
 }
 
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
+        let b = text.as_bytes();
         let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        starts.extend(
+            b.iter()
+                .enumerate()
+                .filter(|&(i, &c)| c == b'\n' || (c == b'\r' && b.get(i + 1) != Some(&b'\n')))
+                .map(|(i, _)| i + 1),
+        );
         LineIndex { starts }
     }
 
@@ -39,7 +46,7 @@ impl LineIndex {
         };
         let mut units = 0u32;
         for (i, c) in text[start..].char_indices() {
-            if c == '\n' || units >= pos.character {
+            if c == '\n' || c == '\r' || units >= pos.character {
                 return start + i;
             }
             units += c.len_utf16() as u32;
@@ -69,5 +76,20 @@ mod tests {
         assert_eq!(idx.position(text, 999), Position::new(2, 0));
         // Inside a multi-byte character: the character's start.
         assert_eq!(idx.position(text, 4), Position::new(1, 0));
+    }
+
+    #[test]
+    fn cr_lf_and_crlf_end_lines_alike() {
+        for text in ["a\nbc\nd", "a\r\nbc\r\nd", "a\rbc\rd"] {
+            let idx = LineIndex::new(text);
+            let d = text.find('d').unwrap();
+            assert_eq!(idx.position(text, d), Position::new(2, 0), "{text:?}");
+            assert_eq!(idx.offset(text, Position::new(2, 0)), d);
+            // The end of line 1 is before its line break, whichever it is.
+            assert_eq!(
+                idx.offset(text, Position::new(1, 9)),
+                text.find('c').unwrap() + 1
+            );
+        }
     }
 }

@@ -1,0 +1,338 @@
+//! The `fdc` binary against careless and hostile input: encodings and line endings,
+//! files that are no regular files, results that must never be cut or overwrite an
+//! input, exit codes that always come with a reason, JSON mode that is always JSON.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn temp(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fdc-hostile-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs fdc; a run longer than `limit` is killed and fails the test (a hang).
+fn fdc_within(args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fdc"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fdc runs");
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("fdc {args:?} took longer than {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn check(path: &Path, json: bool) -> Output {
+    let p = path.to_str().unwrap();
+    let args: &[&str] = if json {
+        &["check", "--message-format", "json", p]
+    } else {
+        &["check", p]
+    };
+    fdc_within(args, Duration::from_secs(30))
+}
+
+/// Every stderr line of a JSON-mode run is a JSON object.
+fn json_lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// (code, line, column) of each diagnostic of `fdc check --message-format json`.
+fn located(path: &Path) -> (Option<i32>, Vec<(String, u64, u64)>) {
+    let out = check(path, true);
+    let found = json_lines(&out)
+        .iter()
+        .map(|d| {
+            let p = &d["primary"];
+            (
+                d["code"].as_str().unwrap().to_string(),
+                p["line"].as_u64().unwrap_or(0),
+                p["column"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    (out.status.code(), found)
+}
+
+const MODEL: &str = "// a comment line\nparam k = 1;\n\nbody b: rigid_body { mass = k; inertia = [1, 1, 1]; }\noutput y = b.position.x + kk;\n";
+
+#[test]
+fn line_endings_and_bom_read_as_the_same_lines() {
+    let dir = temp("eol");
+    let lf = dir.join("lf.fd");
+    std::fs::write(&lf, MODEL).unwrap();
+    let (code, reference) = located(&lf);
+    assert_eq!(code, Some(1));
+    // The unknown `kk` on line 5, column 27.
+    assert_eq!(reference, [("E0201".to_string(), 5, 27)]);
+    for (name, text) in [
+        ("crlf.fd", MODEL.replace('\n', "\r\n")),
+        ("cr.fd", MODEL.replace('\n', "\r")),
+        ("bom.fd", format!("\u{feff}{MODEL}")),
+        (
+            "bom_cr.fd",
+            format!("\u{feff}{}", MODEL.replace('\n', "\r")),
+        ),
+    ] {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        assert_eq!(located(&p), (Some(1), reference.clone()), "{name}");
+    }
+    // Without the error: a CR-only model is the whole model, not one long comment.
+    let valid = MODEL.replace(" + kk", "").replace('\n', "\r");
+    let p = dir.join("valid_cr.fd");
+    std::fs::write(&p, valid).unwrap();
+    let out = check(&p, false);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+#[test]
+fn a_file_that_is_not_utf8_is_located_in_both_formats() {
+    let dir = temp("latin1");
+    let p = dir.join("m.fd");
+    // Latin-1 `é` (0xE9) at line 2, column 14.
+    std::fs::write(&p, b"param k = 1;\nparam L = 2; \xe9\n").unwrap();
+    let (code, found) = located(&p);
+    assert_eq!((code, found), (Some(1), vec![("E0004".to_string(), 2, 14)]));
+    let human = check(&p, false);
+    assert_eq!(human.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&human.stderr);
+    assert!(
+        text.contains("error[E0004]: file is not valid UTF-8"),
+        "{text}"
+    );
+    assert!(text.contains(":2:14"), "{text}");
+    // The same through `use`.
+    let main = dir.join("main.fd");
+    std::fs::write(&main, "use \"m.fd\";\n").unwrap();
+    let out = check(&main, true);
+    let d = json_lines(&out);
+    assert_eq!(d[0]["code"], "E0004");
+    assert_eq!(d[0]["primary"]["line"], 2);
+    assert!(d[0]["primary"]["file"].as_str().unwrap().ends_with("m.fd"));
+}
+
+#[test]
+fn json_mode_is_json_whatever_fails() {
+    let dir = temp("json");
+    // A missing model: an I/O error, exit 2, still JSON.
+    let out = check(&dir.join("nope.fd"), true);
+    assert_eq!(out.status.code(), Some(2));
+    let d = json_lines(&out);
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0]["code"], "E0208");
+    // A directory as the model.
+    let out = check(&dir, true);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(json_lines(&out)[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("directory"));
+    // A usage error of the command line itself.
+    let out = fdc_within(
+        &["check", "--message-format", "json", "--bogus"],
+        Duration::from_secs(10),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(json_lines(&out)[0]["code"], "usage");
+}
+
+/// `use` and `table(...)` of a FIFO (nobody writes to it), /dev/zero and /dev/stdin:
+/// refused at once with the reason, never read.
+#[test]
+fn special_files_are_refused_without_blocking() {
+    let dir = temp("fifo");
+    let fifo = dir.join("pipe.txt");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let fifo = fifo.to_str().unwrap();
+    for target in [fifo, "/dev/zero", "/dev/stdin"] {
+        let m = dir.join("use.fd");
+        std::fs::write(&m, format!("use \"{target}\";\n")).unwrap();
+        let out = check(&m, true);
+        assert_eq!(out.status.code(), Some(1), "{target}");
+        let d = json_lines(&out);
+        assert_eq!(d[0]["code"], "E0208", "{target}");
+        assert!(
+            d[0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("not a regular file"),
+            "{d:?}"
+        );
+        let m = dir.join("table.fd");
+        std::fs::write(
+            &m,
+            format!(
+                "spline law = table(\"{target}\", 0, 1);\nbody b: rigid_body {{ mass = 1; inertia = [1, 1, 1]; }}\noutput y = law(b.position.x);\n"
+            ),
+        )
+        .unwrap();
+        let out = check(&m, true);
+        assert_eq!(out.status.code(), Some(1), "{target}");
+        let d = json_lines(&out);
+        assert_eq!(d[0]["code"], "E0910", "{target}");
+        assert!(
+            d[0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("not a regular file"),
+            "{d:?}"
+        );
+    }
+}
+
+fn example(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// `fdc run` with a cache in `dir`.
+fn run(args: &[&str], dir: &Path) -> Output {
+    let cache = dir.join("cache");
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--cache-dir", cache.to_str().unwrap()]);
+    fdc_within(&all, Duration::from_secs(300))
+}
+
+/// Ctrl-C and SIGTERM in the middle of a run that writes rows fast: the file ends
+/// with a whole row, the message says how many, the exit status is 128 + signal.
+#[test]
+fn a_signal_mid_run_leaves_only_whole_rows() {
+    for (signal, name, status) in [("-INT", "SIGINT", 130), ("-TERM", "SIGTERM", 143)] {
+        let dir = temp(&format!("signal{status}"));
+        let csv = dir.join("p.csv");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_fdc"))
+            .args([
+                &example("pendulum.fd"),
+                "--end",
+                "1e9",
+                "--output-every",
+                "0",
+            ])
+            .arg("-o")
+            .arg(&csv)
+            .arg("--cache-dir")
+            .arg(dir.join("cache"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Far beyond the writer's 8 KB buffer: a cut inside a row was likely before.
+        let start = Instant::now();
+        while std::fs::metadata(&csv).map_or(0, |m| m.len()) < 200_000 {
+            assert!(start.elapsed() < Duration::from_secs(240), "no rows");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let killed = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            assert!(start.elapsed() < Duration::from_secs(30), "no exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(status), "{stderr}");
+        let text = std::fs::read_to_string(&csv).unwrap();
+        assert!(text.ends_with('\n'), "cut: {:?}", &text[text.len() - 40..]);
+        let mut lines = text.lines();
+        let width = lines.next().unwrap().split(',').count();
+        let mut rows = 0;
+        for l in lines {
+            let fields: Vec<&str> = l.split(',').collect();
+            assert_eq!(fields.len(), width, "{l}");
+            assert!(fields.iter().all(|f| f.parse::<f64>().is_ok()), "{l}");
+            rows += 1;
+        }
+        let said = format!("interrupted by {name} at t = ");
+        assert!(stderr.contains(&said), "{stderr}");
+        assert!(
+            stderr.contains(&format!("the {rows} rows up to it are kept")),
+            "{rows} rows: {stderr}"
+        );
+    }
+}
+
+/// `-o` onto the model, a `use`d file or a spline table: refused, the file unchanged.
+#[test]
+fn results_never_overwrite_an_input() {
+    let dir = temp("inputs");
+    let lib = dir.join("lib.fd");
+    std::fs::write(&lib, "param k = 1;\n").unwrap();
+    let table = dir.join("law.csv");
+    std::fs::write(&table, "0 0\n1 1\n2 4\n").unwrap();
+    let model = dir.join("m.fd");
+    let text = "use \"lib.fd\";\nspline law = table(\"law.csv\", 0, 1);\nbody b: rigid_body { mass = k; inertia = [1, 1, 1]; }\noutput y = law(t);\nsimulate { end = 0.01; }\n";
+    std::fs::write(&model, text).unwrap();
+    let m = model.to_str().unwrap();
+    for (target, content) in [
+        (&model, text),
+        (&lib, "param k = 1;\n"),
+        (&table, "0 0\n1 1\n2 4\n"),
+    ] {
+        let out = run(&[m, "-q", "-o", target.to_str().unwrap()], &dir);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", target.display());
+        assert!(stderr.contains("choose another with -o"), "{stderr}");
+        assert_eq!(std::fs::read_to_string(target).unwrap(), content);
+    }
+    // Elsewhere the same run succeeds.
+    let out = run(&[m, "-q", "-o", dir.join("r.csv").to_str().unwrap()], &dir);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+/// Every non-zero exit says why (also with -q); every printed error exits non-zero.
+#[test]
+fn failures_are_said_and_exit_non_zero() {
+    let dir = temp("exits");
+    let p = example("pendulum.fd");
+    // A write error (the disk is full) with -q.
+    let out = run(&[&p, "-q", "--end", "0.05", "-o", "/dev/full"], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("error: writing `/dev/full`"), "{stderr}");
+    // A plot of a channel the model does not have.
+    let csv = dir.join("p.csv");
+    let out = run(
+        &[
+            &p,
+            "-q",
+            "--end",
+            "0.05",
+            "-o",
+            csv.to_str().unwrap(),
+            "--plot",
+            "no.such",
+        ],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("error:"), "{stderr}");
+}
