@@ -168,26 +168,27 @@ impl<'a> Lowering<'a> {
         let dir = model.parent().unwrap_or(std::path::Path::new(""));
         let path = dir.join(file);
         // Through the front end's one safe reader: a FIFO or device is refused, not read.
-        let text = match fdc_frontend::source::read_text(&path, fdc_frontend::source::MAX_DATA_BYTES) {
-            Ok(t) => t,
-            Err(e) => {
-                self.spline_error(
-                    "E0910",
-                    call,
-                    format!("cannot read table `{}`: {e}", path.display()),
-                    "this table file",
-                    &format!(
-                        "the path is relative to the model file's directory (`{}`)",
-                        if dir.as_os_str().is_empty() {
-                            ".".to_string()
-                        } else {
-                            dir.display().to_string()
-                        }
-                    ),
-                );
-                return None;
-            }
-        };
+        let text =
+            match fdc_frontend::source::read_text(&path, fdc_frontend::source::MAX_DATA_BYTES) {
+                Ok(t) => t,
+                Err(e) => {
+                    self.spline_error(
+                        "E0910",
+                        call,
+                        format!("cannot read table `{}`: {e}", path.display()),
+                        "this table file",
+                        &format!(
+                            "the path is relative to the model file's directory (`{}`)",
+                            if dir.as_os_str().is_empty() {
+                                ".".to_string()
+                            } else {
+                                dir.display().to_string()
+                            }
+                        ),
+                    );
+                    return None;
+                }
+            };
         let shown = path.display().to_string();
         let (xs, ys, lines) = match spline::read_table(&text, xcol, ycol, header) {
             Ok(p) => p,
