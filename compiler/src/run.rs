@@ -35,12 +35,9 @@ pub struct CompileArgs {
     pub opt_level: u8,
 }
 
-#[derive(Args, Debug, Clone)]
-pub struct RunArgs {
-    /// The model file (`.fd`, or a legacy `.fds`).
-    pub file: PathBuf,
-    #[command(flatten)]
-    pub compile: CompileArgs,
+/// The solver flags of `fdc run` and `fdc sweep`: each overrides its `simulate` key.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SolverArgs {
     /// End time [s] (overrides `simulate { end }`).
     #[arg(long)]
     pub end: Option<f64>,
@@ -65,6 +62,33 @@ pub struct RunArgs {
     /// Linear solver: sparse or dense.
     #[arg(long)]
     pub linear: Option<String>,
+}
+
+impl SolverArgs {
+    /// The command line's overrides of the model's settings.
+    pub fn overrides(&self, timing: bool) -> Result<Overrides, String> {
+        Ok(Overrides {
+            end: self.end,
+            step: self.step,
+            output_every: self.output_every,
+            alpha: self.alpha,
+            form: self.form.clone(),
+            newton: self.newton.as_deref().map(parse_newton).transpose()?,
+            adaptive: self.adaptive,
+            linear: self.linear.clone(),
+            timing,
+        })
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The model file (`.fd`, or a legacy `.fds`).
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub compile: CompileArgs,
+    #[command(flatten)]
+    pub solver: SolverArgs,
     /// Results file (CSV); default: next to the model, `<model>.csv`.
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
@@ -207,8 +231,8 @@ pub fn run(a: &RunArgs) -> ExitCode {
         Ok(o) => o,
         Err(e) => return usage(e),
     };
-    let newton = match a.newton.as_deref().map(parse_newton).transpose() {
-        Ok(n) => n,
+    let overrides = match a.solver.overrides(a.timing) {
+        Ok(o) => o,
         Err(e) => return usage(e),
     };
     let profile = match a.profile.as_deref().map(Profile::parse).transpose() {
@@ -226,17 +250,6 @@ pub fn run(a: &RunArgs) -> ExitCode {
             eprint!("{w}");
         }
     }
-    let overrides = Overrides {
-        end: a.end,
-        step: a.step,
-        output_every: a.output_every,
-        alpha: a.alpha,
-        form: a.form.clone(),
-        newton,
-        adaptive: a.adaptive,
-        linear: a.linear.clone(),
-        timing: a.timing,
-    };
     let mut settings = match runtime_settings(&built.settings, &overrides) {
         Ok(s) => s,
         Err(e) => return usage(e),

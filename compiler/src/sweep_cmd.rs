@@ -3,10 +3,9 @@
 //! `DIR/summary.csv` and prints the summary. The sweep itself is the driver's
 //! (`fdc_driver::sweep`), shared with the Python package.
 
-use crate::run::{build_options, usage, CompileArgs};
+use crate::run::{build_options, usage, CompileArgs, SolverArgs};
 use clap::Args;
 use fdc_driver::pipeline::{render, BuildError};
-use fdc_driver::settings::{parse_newton, Overrides};
 use fdc_driver::sweep::{self, Combine, Job, SweepOptions};
 use fdc_driver::template::Template;
 use std::path::PathBuf;
@@ -37,21 +36,8 @@ pub struct SweepArgs {
     /// Run only the sets `K/N`: every N-th starting at K (0-based), for job arrays.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
-    /// End time [s] (overrides `simulate { end }`).
-    #[arg(long)]
-    pub end: Option<f64>,
-    /// Step size [s].
-    #[arg(long)]
-    pub step: Option<f64>,
-    /// Interval of result rows [s]; 0 writes every step.
-    #[arg(long)]
-    pub output_every: Option<f64>,
-    /// Newton: velocity:TOL, legacy or fixed:N.
-    #[arg(long)]
-    pub newton: Option<String>,
-    /// Error-controlled step size with this tolerance.
-    #[arg(long)]
-    pub adaptive: Option<f64>,
+    #[command(flatten)]
+    pub solver: SolverArgs,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -94,8 +80,8 @@ pub fn run(a: &SweepArgs) -> ExitCode {
         Ok(s) => s.unwrap_or((0, 1)),
         Err(e) => return usage(e),
     };
-    let newton = match a.newton.as_deref().map(parse_newton).transpose() {
-        Ok(n) => n,
+    let overrides = match a.solver.overrides(false) {
+        Ok(o) => o,
         Err(e) => return usage(e),
     };
     let compile = CompileArgs {
@@ -131,14 +117,7 @@ pub fn run(a: &SweepArgs) -> ExitCode {
     let names: Vec<String> = axes.iter().map(|x| x.name.clone()).collect();
     let sopts = SweepOptions {
         names: names.clone(),
-        overrides: Overrides {
-            end: a.end,
-            step: a.step,
-            output_every: a.output_every,
-            newton,
-            adaptive: a.adaptive,
-            ..Default::default()
-        },
+        overrides,
         jobs: a.jobs,
         out_dir: Some(a.output.clone()),
         summary: a.summary.clone(),
