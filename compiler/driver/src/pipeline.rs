@@ -82,6 +82,19 @@ pub enum BuildError {
     Usage(String),
 }
 
+/// For `unwrap` in tests and logs: a model error shows its rendered diagnostics.
+impl std::fmt::Debug for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::Model { analysis, extra } => {
+                write!(f, "Model(\n{})", render(analysis, extra))
+            }
+            BuildError::Backend(m) => write!(f, "Backend({m:?})"),
+            BuildError::Usage(m) => write!(f, "Usage({m:?})"),
+        }
+    }
+}
+
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
