@@ -14,6 +14,15 @@ fn profile_dir() -> PathBuf {
 fn a_c_program_steps_the_forced_oscillator_along_its_closed_form() {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let lib_dir = profile_dir();
+    // `cargo test` links integration tests against the rlib and does not always build
+    // the cdylib (a fresh clone has none): build it, so the C program links against
+    // the library of this very source (the build lock is free while tests run).
+    let built = Command::new(env!("CARGO"))
+        .args(["build", "-p", "fdc-capi", "--lib"])
+        .current_dir(&here)
+        .status()
+        .expect("cargo runs");
+    assert!(built.success(), "cargo build -p fdc-capi failed");
     assert!(
         lib_dir.join("libfdc_capi.so").is_file(),
         "libfdc_capi.so not in {}",
