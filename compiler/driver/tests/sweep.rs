@@ -10,6 +10,10 @@ use fdc_driver::sweep::{self, Axis, Combine, Job, SweepOptions};
 use fdc_driver::template::Template;
 use fdc_runtime::{MemorySink, System};
 
+fn template(path: &std::path::Path) -> Template {
+    Template::build(path, &no_cache()).unwrap_or_else(|e| panic!("{}", sweep::build_error_text(&e)))
+}
+
 fn axis(name: &str, values: &[f64]) -> Axis {
     Axis {
         name: name.into(),
@@ -57,10 +61,10 @@ fn run_all(model: fdc_runtime::Model, settings: &fdc_lower::Settings) -> MemoryS
 #[test]
 fn an_instance_shares_the_code_and_equals_a_full_build_bitwise() {
     let path = example_path("spring_mass.fd");
-    let t = Template::build(&path, &no_cache()).unwrap();
+    let t = template(&path);
     let inst = t
         .instantiate(&[("k".into(), 400.0), ("c".into(), 0.5)])
-        .unwrap();
+        .unwrap_or_else(|e| panic!("{}", sweep::build_error_text(&e)));
     assert!(inst.shared, "parameter values must not change the code");
     let shared = run_all(inst.model, &inst.settings);
     let opts = BuildOptions {
@@ -78,7 +82,7 @@ fn an_instance_shares_the_code_and_equals_a_full_build_bitwise() {
 #[test]
 fn a_sweep_runs_every_set_and_reports_a_failure_in_its_row() {
     let path = example_path("spring_mass.fd");
-    let t = Template::build(&path, &no_cache()).unwrap();
+    let t = template(&path);
     let ks = [25.0, 100.0, 400.0];
     let jobs: Vec<Job> = ks
         .iter()
@@ -120,7 +124,7 @@ fn a_sweep_runs_every_set_and_reports_a_failure_in_its_row() {
 
     // The same model with a force that turns NaN at t_fail (python/tests/models).
     let blowup = example_path("../python/tests/models/blowup.fd");
-    let t = Template::build(&blowup, &no_cache()).unwrap();
+    let t = template(&blowup);
     let jobs: Vec<Job> = [0.3, 5.0, 0.6]
         .iter()
         .enumerate()
@@ -144,7 +148,7 @@ fn a_sweep_runs_every_set_and_reports_a_failure_in_its_row() {
 
 #[test]
 fn unknown_names_are_refused_before_any_run() {
-    let t = Template::build(&example_path("spring_mass.fd"), &no_cache()).unwrap();
+    let t = template(&example_path("spring_mass.fd"));
     let jobs = [Job {
         index: 0,
         values: vec![1.0],
