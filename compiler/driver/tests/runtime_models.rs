@@ -155,7 +155,7 @@ fn clamp_limits_a_state_dependent_value_through_the_pipeline() {
     let mut inside = 0;
     for (i, &t) in s.times.iter().enumerate() {
         let x = t - 0.5;
-        let want = x.max(-0.2).min(0.3);
+        let want = x.clamp(-0.2, 0.3);
         inside += usize::from(want == x);
         assert!(
             (c[i] - want).abs() < 1e-9,
