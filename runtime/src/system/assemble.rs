@@ -124,11 +124,12 @@ impl System {
             }
             let (now, max) = (self.active_merit(&dead), self.active_max(&dead));
             if let Some(step) = last.take() {
-                if !(now < merit || max <= tol) {
+                let better = now < merit || max <= tol;
+                if !better {
                     // |Φ| did not go down: back to the last q, with more damping.
                     self.q.copy_from_slice(&q_prev);
-                    for i in 0..nv {
-                        d[i] -= step[i];
+                    for (di, si) in d.iter_mut().zip(&step) {
+                        *di -= si;
                     }
                     mu *= 100.0;
                     if mu > MU_MAX {
@@ -146,8 +147,8 @@ impl System {
             iterations += 1;
             let step = self.assembly_step(c, &dead, &d, mu)?;
             q_prev.copy_from_slice(&self.q);
-            for i in 0..nv {
-                d[i] += step[i];
+            for (di, si) in d.iter_mut().zip(&step) {
+                *di += si;
             }
             self.move_by(&step, c);
             last = Some(step);
@@ -157,7 +158,7 @@ impl System {
         let worst = (0..nl).max_by(|&a, &b| self.ic_phi[a].abs().total_cmp(&self.ic_phi[b].abs()));
         if let Some(l) = worst {
             let gap = self.ic_phi[l].abs();
-            if !(gap <= POSITION_TOL) {
+            if gap.is_nan() || gap > POSITION_TOL {
                 return Err(self.assembly_failed(l, iterations));
             }
         }
@@ -179,10 +180,12 @@ impl System {
         }
     }
 
+    /// ‖Φ‖∞ over the same rows (infinite if one is NaN).
     fn active_max(&self, dead: &[bool]) -> f64 {
         (0..self.nl)
             .filter(|&l| !dead[self.nv + l])
-            .fold(0.0, |m, l| m.max(self.ic_phi[l].abs()))
+            .map(|l| self.ic_phi[l].abs())
+            .fold(0.0, |m, x| if x.is_nan() { f64::INFINITY } else { m.max(x) })
     }
 
     /// One damped Gauss–Newton correction Δ from the IC matrix assembled at q.
