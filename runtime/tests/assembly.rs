@@ -25,7 +25,10 @@ fn a_bob_off_its_rod_moves_to_the_nearest_point_of_the_circle() {
     // Then it swings like any pendulum: the rod length holds along the run.
     let mut sink = MemorySink::default();
     sys.run(&Settings::default(), &mut sink).unwrap();
-    let (x, y) = (sink.channel("bob.x").unwrap(), sink.channel("bob.y").unwrap());
+    let (x, y) = (
+        sink.channel("bob.x").unwrap(),
+        sink.channel("bob.y").unwrap(),
+    );
     for (x, y) in x.iter().zip(&y) {
         assert!((x.hypot(*y) - 1.0).abs() < 1e-8);
     }

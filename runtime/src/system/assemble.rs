@@ -185,7 +185,10 @@ impl System {
         (0..self.nl)
             .filter(|&l| !dead[self.nv + l])
             .map(|l| self.ic_phi[l].abs())
-            .fold(0.0, |m, x| if x.is_nan() { f64::INFINITY } else { m.max(x) })
+            .fold(
+                0.0,
+                |m, x| if x.is_nan() { f64::INFINITY } else { m.max(x) },
+            )
     }
 
     /// One damped Gauss–Newton correction Δ from the IC matrix assembled at q.

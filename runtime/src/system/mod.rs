@@ -197,8 +197,8 @@ mod redundant;
 mod setup;
 mod step_control;
 
-use eval::{call, role_label, Coefficients};
 pub use assemble::Correction;
+use eval::{call, role_label, Coefficients};
 pub use output::{MemorySink, ResultSink, RunStats, StepReport, TimingStats, MAX_TIMED_STEPS};
 use setup::sparse_entries;
 
