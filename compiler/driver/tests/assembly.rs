@@ -196,5 +196,6 @@ fn the_squeezer_assembles_to_the_test_set_and_matches_its_reference() {
 }
 
 /// Bound of the squeezer's angle error at t = 0.03 s with the example's fixed step
-/// h = 1e-5 (HHT α = −0.05, second order); the measured error is printed.
-const SQUEEZER_TOL: f64 = 1e-3;
+/// h = 1e-5 (HHT α = −0.05, second order): measured 1.23e-4 rad (on β ≈ 15.8 rad);
+/// the measured error is printed.
+const SQUEEZER_TOL: f64 = 3e-4;
