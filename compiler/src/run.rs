@@ -62,6 +62,9 @@ pub struct SolverArgs {
     /// Linear solver: sparse or dense.
     #[arg(long)]
     pub linear: Option<String>,
+    /// No initial position assembly (as `simulate { assemble = false; }`).
+    #[arg(long)]
+    pub no_assemble: bool,
 }
 
 impl SolverArgs {
@@ -77,6 +80,7 @@ impl SolverArgs {
             adaptive: self.adaptive,
             linear: self.linear.clone(),
             timing,
+            assemble: self.no_assemble.then_some(false),
         })
     }
 }
@@ -302,6 +306,9 @@ pub fn run(a: &RunArgs) -> ExitCode {
         eprintln!("warning: {w}");
     }
     if !a.quiet {
+        if let Some(line) = fdc_driver::report::assembly_line(sys.assembly_corrections()) {
+            eprintln!("{line}");
+        }
         let tm = &built.timings;
         eprintln!(
             "model: {n_bodies} bodies, {nv} dofs, {nl} constraints, {n_types} element types, {n_inst} instances"

@@ -54,6 +54,15 @@ pub enum RuntimeError {
         row: String,
         residual: f64,
     },
+    /// The initial position assembly could not close the constraints: the row with the
+    /// largest remaining residual (`gap`) and the other instances left open.
+    AssemblyFailed {
+        instance: String,
+        row: String,
+        gap: f64,
+        iterations: usize,
+        others: Vec<String>,
+    },
     /// Constraint rows that depend on others at the initial configuration (strict mode).
     RedundantConstraints { rows: Vec<String> },
     /// The velocity projection did not reach its tolerance.
@@ -86,6 +95,19 @@ impl fmt::Display for RuntimeError {
                 f,
                 "inconsistent initial configuration: constraint `{row}` of `{instance}` has residual {residual:.3e} (must be 0: fix the initial positions)"
             ),
+            RuntimeError::AssemblyFailed { instance, row, gap, iterations, others } => {
+                write!(
+                    f,
+                    "initial assembly failed: constraint `{row}` of `{instance}` keeps a gap of {gap:.3e} after {iterations} Gauss-Newton iterations"
+                )?;
+                if !others.is_empty() {
+                    write!(f, " (also open: {})", quoted(others))?;
+                }
+                write!(
+                    f,
+                    "; the constraints cannot all hold: check the points and lengths of `{instance}` and its loop"
+                )
+            }
             RuntimeError::RedundantConstraints { rows } => write!(
                 f,
                 "redundant constraints (their Jacobian rows depend on the others at the initial configuration): {}",

@@ -33,4 +33,4 @@ pub use linear::LinearSolverKind;
 pub use model::{ElementInstance, Model, RuntimeInput};
 pub use settings::{ErrorWeights, Form, Newton, Predictor, Settings};
 pub use system::linearize::{Linearization, Mode, ModeKind};
-pub use system::{MemorySink, ResultSink, RunStats, StepReport, System, TimingStats};
+pub use system::{Correction, MemorySink, ResultSink, RunStats, StepReport, System, TimingStats};

@@ -110,6 +110,12 @@ pub struct Settings {
     /// corrections (every step does the same work). `Newton::Legacy` always takes a
     /// new matrix per correction, as the legacy solver does.
     pub keep_matrix: bool,
+    /// Initial position assembly: when the initial configuration does not satisfy
+    /// the constraints, move it to the nearest one that does (`system/assemble.rs`);
+    /// `false` keeps the position check only.
+    pub assemble: bool,
+    /// Bodies (instance names) whose initial coordinates the assembly keeps.
+    pub given: Vec<String>,
 }
 
 /// The one home of the integrator's defaults: `fdc run --help` prints this table and
@@ -134,6 +140,8 @@ impl Default for Settings {
             iter_noqv: false,
             predictor: Predictor::Constant,
             keep_matrix: true,
+            assemble: true,
+            given: Vec::new(),
         }
     }
 }
@@ -230,6 +238,11 @@ impl Settings {
             ),
             ("step_max", "unbounded".into(), "largest step [s]"),
             ("linear_solver", "sparse".into(), "sparse or dense LU"),
+            (
+                "assemble",
+                format!("{}", d.assemble),
+                "close the constraints at t = 0",
+            ),
         ];
         let mut s = String::from("Defaults of the simulate settings (docs/language.md §7):\n");
         for (k, v, what) in lines {

@@ -8,6 +8,7 @@
 pub const FILES: &[(&str, &str)] = &[
     ("bodies.fd", include_str!("../bodies.fd")),
     ("joints.fd", include_str!("../joints.fd")),
+    ("local.fd", include_str!("../local.fd")),
     ("forces.fd", include_str!("../forces.fd")),
     ("drivers.fd", include_str!("../drivers.fd")),
     ("sensors.fd", include_str!("../sensors.fd")),

@@ -59,3 +59,22 @@ pub fn modes_json(lin: &Linearization) -> serde_json::Value {
         "modes": modes,
     })
 }
+
+/// The run summary's line on the initial position assembly: the largest correction
+/// of every body it moved, largest first; `None` when no body moved.
+pub fn assembly_line(corrections: &[fdc_runtime::Correction]) -> Option<String> {
+    if corrections.is_empty() {
+        return None;
+    }
+    let mut c = corrections.to_vec();
+    c.sort_by(|a, b| b.size.total_cmp(&a.size));
+    let parts: Vec<String> = c
+        .iter()
+        .map(|c| format!("{} {:.3e} (dof {})", c.body, c.size, c.dof))
+        .collect();
+    Some(format!(
+        "assembly: {} bodies moved to close the constraints; largest correction per body: {}",
+        c.len(),
+        parts.join(", ")
+    ))
+}

@@ -16,6 +16,8 @@ pub struct Overrides {
     pub adaptive: Option<f64>,
     pub linear: Option<String>,
     pub timing: bool,
+    /// `--assemble true|false`.
+    pub assemble: Option<bool>,
 }
 
 fn form(word: &str) -> Result<Form, String> {
@@ -84,6 +86,8 @@ pub fn runtime_settings(model: &fdc_lower::Settings, o: &Overrides) -> Result<Se
             None => d.linear,
         },
         timing: o.timing,
+        assemble: o.assemble.or(model.assemble).unwrap_or(d.assemble),
+        given: model.given.clone(),
         ..d.clone()
     };
     s.validate()?;

@@ -428,6 +428,8 @@ pub enum SimValue {
     Names(&'static [&'static str]),
     /// `newton`: `velocity(tol)`, `legacy` or `fixed(n)`.
     Newton,
+    /// A body instance or a list `[a, b, ...]` of them.
+    Bodies,
 }
 
 /// Every key of a `simulate { ... }` block and its value (`docs/language.md` §7).
@@ -442,6 +444,8 @@ pub const SIM_SETTINGS: &[(&str, SimValue)] = &[
     ("form", SimValue::Names(&["arnold_bruls", "negrut"])),
     ("newton", SimValue::Newton),
     ("linear_solver", SimValue::Names(&["sparse", "dense"])),
+    ("assemble", SimValue::Names(&["true", "false"])),
+    ("given", SimValue::Bodies),
 ];
 
 /// The names of [`SIM_SETTINGS`], in order (the editor completes them).

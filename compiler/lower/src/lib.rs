@@ -137,6 +137,10 @@ pub struct Settings {
     pub step_max: Option<f64>,
     /// `sparse` or `dense`.
     pub linear_solver: Option<String>,
+    /// `assemble = true | false`.
+    pub assemble: Option<bool>,
+    /// `given = [a, b]`: body instances the assembly keeps where they start.
+    pub given: Vec<String>,
 }
 
 /// A model ready for code generation and the runtime.

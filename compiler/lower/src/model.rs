@@ -104,6 +104,24 @@ impl<'a> Lowering<'a> {
                         Some("arnold_bruls" | "negrut") => s.form = word,
                         _ => self.err(f.value.span, "`form` is `arnold_bruls` or `negrut`"),
                     },
+                    "assemble" => match word.as_deref() {
+                        Some(w @ ("true" | "false")) => s.assemble = Some(w == "true"),
+                        _ => self.err(f.value.span, "`assemble` is `true` or `false`"),
+                    },
+                    "given" => {
+                        let items = match &f.value.kind {
+                            ExprKind::List(items) => items.as_slice(),
+                            _ => std::slice::from_ref(&f.value),
+                        };
+                        let mut names = Vec::new();
+                        for e in items {
+                            match &e.kind {
+                                ExprKind::Name(n) => names.push(n.clone()),
+                                _ => self.err(e.span, "`given` lists body instances"),
+                            }
+                        }
+                        s.given = names;
+                    }
                     "linear_solver" => match word.as_deref() {
                         Some("sparse" | "dense") => s.linear_solver = word,
                         _ => self.err(f.value.span, "`linear_solver` is `sparse` or `dense`"),

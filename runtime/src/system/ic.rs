@@ -1,4 +1,4 @@
-//! Initial conditions (theory §6): initial values, the position check, redundant
+//! Initial conditions (theory §6): initial values, assembly and the position check, redundant
 //! constraints, velocity projection, consistent accelerations and multipliers.
 
 use super::*;
@@ -153,7 +153,8 @@ impl System {
             return Err(self.ic_not_finite(self.labels[i].clone(), Role::Init, &c));
         }
 
-        // Position check: joints are built so that Φ(q₀) = 0; positions are not projected.
+        // Assembly (when Φ(q₀) ≠ 0 and `assemble`), then the position check.
+        self.assemble_positions(settings, &c)?;
         self.assemble_ic(&c);
         for e in &self.inst {
             for (k, &l) in e.lambda_map.iter().enumerate() {

@@ -6,7 +6,7 @@
 //!
 //! One job per file: `setup` (checks, maps, patterns), `eval` (element calls and
 //! assembly), `ic` (initial conditions), `newton` (one attempt of a step),
-//! `step_control` (accepting, step size, output grid, `run`), `output` (rows and
+//! `assemble` (initial position assembly), `step_control` (accepting, step size, output grid, `run`), `output` (rows and
 //! statistics), `culprit` (failure messages), `linearize` (eigenmodes).
 
 use crate::assembly::Pattern;
@@ -173,6 +173,8 @@ pub struct System {
     h: f64,
     stats: RunStats,
     step_times: Vec<f64>,
+    /// Largest correction per body of the initial position assembly.
+    corrections: Vec<assemble::Correction>,
 }
 
 fn inf_norm(x: &[f64]) -> f64 {
@@ -183,6 +185,7 @@ fn two_norm(x: &[f64]) -> f64 {
     x.iter().map(|a| a * a).sum::<f64>().sqrt()
 }
 
+mod assemble;
 mod culprit;
 mod diverge;
 mod eval;
@@ -194,6 +197,7 @@ mod redundant;
 mod setup;
 mod step_control;
 
+pub use assemble::Correction;
 use eval::{call, role_label, Coefficients};
 pub use output::{MemorySink, ResultSink, RunStats, StepReport, TimingStats, MAX_TIMED_STEPS};
 use setup::sparse_entries;

@@ -404,6 +404,7 @@ impl System {
             h: 0.0,
             stats: RunStats::default(),
             step_times: Vec::new(),
+            corrections: Vec::new(),
         })
     }
 }

@@ -45,6 +45,23 @@ impl<'m> Checker<'m> {
                         .diags
                         .push(bad("`velocity(tol)`, `legacy` or `fixed(n)`")),
                 },
+                Some(SimValue::Bodies) => {
+                    let items = match &f.value.kind {
+                        ExprKind::List(items) => items.as_slice(),
+                        _ => std::slice::from_ref(&f.value),
+                    };
+                    for e in items {
+                        let is_name = matches!(&e.kind, ExprKind::Name(n) if n != "ground");
+                        let v = self.expr(e, env);
+                        if !is_name || v.ty != Ty::Body {
+                            self.diags.push(
+                                Diagnostic::error("E0214", format!("invalid value for `{key}`"))
+                                    .at(e.span, "not a body of the model")
+                                    .note("expected a body instance or a list `[a, b]` of them: their initial coordinates stay as written during assembly"),
+                            );
+                        }
+                    }
+                }
                 None => self.diags.push(
                     Diagnostic::error("E0210", format!("unknown simulate setting `{key}`"))
                         .at(f.name.span, "not a setting")
