@@ -32,6 +32,9 @@ pub struct Expansion {
     pub diagnostics: Vec<Diagnostic>,
     /// Model parameters the structure depends on (a loop bound, a condition, an index).
     pub structural: Vec<String>,
+    /// Uses of an index no loop made (E0601): the checker's "unknown name" there says
+    /// nothing more.
+    pub bad_refs: Vec<Span>,
 }
 
 /// Expands `modules` (parsed files, stdlib first); `overrides` are `--set` values of
@@ -51,6 +54,7 @@ pub fn expand(modules: &[Module], overrides: &[(String, f64)]) -> Expansion {
         used_globals: BTreeSet::new(),
         refs: Vec::new(),
         declared: HashSet::new(),
+        bad_refs: Vec::new(),
         produced: 0,
         depth: 0,
         eval_depth: 0,
@@ -71,10 +75,7 @@ pub fn expand(modules: &[Module], overrides: &[(String, f64)]) -> Expansion {
         .map(|m| {
             let mut items = Vec::new();
             x.items(&m.items, &mut items);
-            Module {
-                items,
-                ..m.clone()
-            }
+            Module { items, ..m.clone() }
         })
         .collect();
     for (file, def) in std::mem::take(&mut x.new_types) {
@@ -87,6 +88,7 @@ pub fn expand(modules: &[Module], overrides: &[(String, f64)]) -> Expansion {
         modules: out,
         diagnostics: x.diags,
         structural: x.used_globals.into_iter().collect(),
+        bad_refs: x.bad_refs,
     }
 }
 
@@ -109,6 +111,7 @@ struct Expander<'a> {
     refs: Vec<(String, String, i64, Span)>,
     /// Indexed top-level instances (full names).
     declared: HashSet<String>,
+    bad_refs: Vec<Span>,
     produced: usize,
     depth: usize,
     eval_depth: usize,
@@ -208,7 +211,8 @@ impl<'a> Expander<'a> {
         };
         if to < from {
             let d = not_whole(l.to.span, "the count of a loop", (to - from) as f64);
-            self.diags.push(d.also(l.from.span, format!("counts from {from}")));
+            self.diags
+                .push(d.also(l.from.span, format!("counts from {from}")));
             return None;
         }
         self.deeper(l.span).then_some(from..to)
@@ -252,7 +256,8 @@ impl<'a> Expander<'a> {
             match self.whole(ix, "an index") {
                 Ok(k) if k >= 0 => name.name.push_str(&format!("[{k}]")),
                 Ok(k) => {
-                    self.diags.push(not_whole(ix.span, "an index (0 or more)", k as f64));
+                    self.diags
+                        .push(not_whole(ix.span, "an index (0 or more)", k as f64));
                     return None;
                 }
                 Err(d) => {
@@ -325,7 +330,9 @@ impl<'a> Expander<'a> {
                     self.diags.push(
                         Diagnostic::error("E0604", format!("array `{n}` used without an index"))
                             .at(e.span, "an array, not a value")
-                            .note(format!("read one element, `{n}[i]`, or its length, `len({n})`")),
+                            .note(format!(
+                                "read one element, `{n}[i]`, or its length, `len({n})`"
+                            )),
                     );
                     return error;
                 }
@@ -347,7 +354,9 @@ impl<'a> Expander<'a> {
                     }
                 };
                 if self.is_build_time_root(base) {
-                    let v = self.eval(base).and_then(|l| element(&l, k, base.span, i.span));
+                    let v = self
+                        .eval(base)
+                        .and_then(|l| element(&l, k, base.span, i.span));
                     return match v {
                         Ok(v) => v.to_expr(e.span),
                         Err(d) => {
@@ -360,7 +369,7 @@ impl<'a> Expander<'a> {
                     ExprKind::Name(m) if k >= 0 => {
                         let full = format!("{m}[{k}]");
                         if self.top {
-                            self.refs.push((m, full.clone(), k, i.span));
+                            self.refs.push((m, full.clone(), k, e.span));
                         }
                         Expr {
                             kind: ExprKind::Name(full),
@@ -368,15 +377,17 @@ impl<'a> Expander<'a> {
                         }
                     }
                     ExprKind::Name(m) => {
-                        self.diags.push(out_of_range(i.span, k, 0, &format!("`{m}`")));
+                        self.diags
+                            .push(out_of_range(i.span, k, 0, &format!("`{m}`")));
                         error
                     }
                     ExprKind::Error => error,
                     _ => {
-                        self.diags.push(not_build_time(base.span, "this indexed value").note(
-                            "an index reads an array or names an indexed instance; \
+                        self.diags
+                            .push(not_build_time(base.span, "this indexed value").note(
+                                "an index reads an array or names an indexed instance; \
                              components of a vector are `.x`, `.y`, `.z`",
-                        ));
+                            ));
                         error
                     }
                 }
@@ -414,7 +425,9 @@ impl<'a> Expander<'a> {
                 .filter(|d| d.starts_with(&prefix) && !d[prefix.len()..].contains('['))
                 .count();
             if n > 0 {
-                self.diags.push(out_of_range(span, k, n, &format!("`{base}`")));
+                self.diags
+                    .push(out_of_range(span, k, n, &format!("`{base}`")));
+                self.bad_refs.push(span);
             }
         }
     }

@@ -237,12 +237,7 @@ pub fn analyze_source_with(name: &str, text: &str, overrides: &[(String, f64)]) 
     analyze(name, text, None, overrides)
 }
 
-fn analyze(
-    name: &str,
-    text: &str,
-    path: Option<PathBuf>,
-    overrides: &[(String, f64)],
-) -> Analysis {
+fn analyze(name: &str, text: &str, path: Option<PathBuf>, overrides: &[(String, f64)]) -> Analysis {
     // Text from a file is normalized already; text from an editor may still hold lone
     // CRs, which the lexer and the line index must see as line ends.
     let normalized;
@@ -319,7 +314,10 @@ fn analyze(
     diagnostics.extend(expanded.diagnostics);
     let modules = expanded.modules;
     let (model, types, d) = check::check(&modules, stdlib_count);
-    diagnostics.extend(d);
+    let bad = &expanded.bad_refs;
+    diagnostics.extend(d.into_iter().filter(|d| {
+        d.code != "E0201" || !d.primary.as_ref().is_some_and(|l| bad.contains(&l.span))
+    }));
     // Report in source order: file by file, top to bottom (stable for equal places).
     diagnostics.sort_by_key(|d| d.primary.as_ref().map(|l| (l.span.file, l.span.start)));
     Analysis {

@@ -141,7 +141,9 @@ fn print_item(out: &mut String, item: &Item) {
         Item::When(c) => {
             let (mut then, mut otherwise) = (String::new(), String::new());
             c.then.iter().for_each(|i| print_item(&mut then, i));
-            c.otherwise.iter().for_each(|i| print_item(&mut otherwise, i));
+            c.otherwise
+                .iter()
+                .for_each(|i| print_item(&mut otherwise, i));
             cond_block(out, c, &then, &otherwise, "");
         }
         Item::Error(_) => {}

@@ -397,9 +397,10 @@ impl<'m> Checker<'m> {
                     match nested.get(&inst.name.name) {
                         // `t[k]` in a loop: one name per index, told apart when expanded.
                         Some(_) if !inst.index.is_empty() => {}
-                        Some(prev) => self
-                            .diags
-                            .push(duplicate(&inst.name, *prev, inst.kind.keyword())),
+                        Some(prev) => {
+                            self.diags
+                                .push(duplicate(&inst.name, *prev, inst.kind.keyword()))
+                        }
                         None => {}
                     }
                     nested.insert(inst.name.name.clone(), inst.name.span);

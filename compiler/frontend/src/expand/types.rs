@@ -99,7 +99,10 @@ impl<'a> Expander<'a> {
                     given.insert(f.name.name.clone(), v);
                 }
                 Err(d) => {
-                    let d = d.also(at, format!("`{}` shapes the type `{}`", f.name.name, ty.name));
+                    let d = d.also(
+                        at,
+                        format!("`{}` shapes the type `{}`", f.name.name, ty.name),
+                    );
                     self.diags.push(d);
                     return None;
                 }

@@ -37,13 +37,16 @@ impl BVal {
 
 /// E0603: a value the structure depends on is not known when the model is built.
 pub(super) fn not_build_time(span: Span, what: &str) -> Diagnostic {
-    Diagnostic::error("E0603", format!("{what} is not known when the model is built"))
-        .at(span, "needs a build-time value")
-        .note(
-            "loop bounds, indices and `if` conditions around items may use numbers, loop \
+    Diagnostic::error(
+        "E0603",
+        format!("{what} is not known when the model is built"),
+    )
+    .at(span, "needs a build-time value")
+    .note(
+        "loop bounds, indices and `if` conditions around items may use numbers, loop \
              variables, model parameters, `len(array)` and (in an element type) its \
              parameters, not the state or `let` values",
-        )
+    )
 }
 
 /// E0602: a count or index that is not a whole number.
@@ -57,7 +60,10 @@ impl Expander<'_> {
     /// Evaluates a build-time expression.
     pub(super) fn eval(&mut self, e: &Expr) -> Result<BVal, Diagnostic> {
         if self.eval_depth > 64 {
-            return Err(not_build_time(e.span, "this expression (parameters refer to each other)"));
+            return Err(not_build_time(
+                e.span,
+                "this expression (parameters refer to each other)",
+            ));
         }
         self.eval_depth += 1;
         let v = self.eval_inner(e);
@@ -77,7 +83,8 @@ impl Expander<'_> {
                 None => Err(not_build_time(e.span, &format!("`{n}`"))),
             },
             ExprKind::List(items) => {
-                let vals: Result<Vec<BVal>, Diagnostic> = items.iter().map(|i| self.eval(i)).collect();
+                let vals: Result<Vec<BVal>, Diagnostic> =
+                    items.iter().map(|i| self.eval(i)).collect();
                 Ok(BVal::List(vals?))
             }
             ExprKind::Neg(x) => num(-self.scalar(x)?),
@@ -129,8 +136,10 @@ impl Expander<'_> {
     fn scalar(&mut self, e: &Expr) -> Result<f64, Diagnostic> {
         match self.eval(e)? {
             BVal::Num(x) => Ok(x),
-            BVal::List(_) => Err(Diagnostic::error("E0301", "expected a number, found an array")
-                .at(e.span, "this is an array")),
+            BVal::List(_) => Err(
+                Diagnostic::error("E0301", "expected a number, found an array")
+                    .at(e.span, "this is an array"),
+            ),
         }
     }
 
