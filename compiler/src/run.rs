@@ -279,6 +279,7 @@ pub fn run(a: &RunArgs) -> ExitCode {
         built.model.instances.len(),
     );
     let (nv, nl) = (built.model.nv, built.model.nl);
+    let structure_set = built.structure_set.clone();
     let mut sys = match System::new(built.model) {
         Ok(s) => s,
         Err(e) => {
@@ -313,6 +314,12 @@ pub fn run(a: &RunArgs) -> ExitCode {
         eprintln!(
             "model: {n_bodies} bodies, {nv} dofs, {nl} constraints, {n_types} element types, {n_inst} instances"
         );
+        if !structure_set.is_empty() {
+            eprintln!(
+                "structure: --set {} changed the instances (loops and conditions expanded again)",
+                structure_set.join(", ")
+            );
+        }
         eprintln!(
             "build: {build_ms:.0} ms (parse+check {:.0}, lower+differentiate {:.0}, simplify {:.0}, LLVM {:.0}; cache {})",
             tm.parse_check,

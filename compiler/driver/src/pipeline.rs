@@ -43,6 +43,9 @@ pub struct Built {
     pub warnings: Vec<String>,
     /// Every file the model was read from ([`input_files`]): results must not go there.
     pub inputs: Vec<std::path::PathBuf>,
+    /// The `--set` parameters that shape the model (a loop bound, an index, a
+    /// condition reads them): they changed its instances, not only numbers.
+    pub structure_set: Vec<String>,
 }
 
 /// The files a model reads: the model, its `use`d files and its spline `table(...)`
@@ -130,11 +133,13 @@ pub enum ModelSource<'a> {
 }
 
 /// The front end's analysis of a model from either source.
-fn analyze(src: ModelSource) -> Analysis {
+/// `overrides` reach the front end too: a parameter that a loop bound reads changes
+/// the instances the expansion makes.
+fn analyze(src: ModelSource, overrides: &[(String, f64)]) -> Analysis {
     match src {
-        ModelSource::File(path) => fdc_frontend::analyze_file(path),
+        ModelSource::File(path) => fdc_frontend::analyze_file_with(path, overrides),
         ModelSource::Text { name, text, path } => {
-            let mut a = fdc_frontend::analyze_source(name, text);
+            let mut a = fdc_frontend::analyze_source_with(name, text, overrides);
             // `analyze_source` knows no location; give the model's file one, so the
             // lowering finds its tables (the file ids stay the same).
             let mut files = fdc_frontend::SourceFiles::default();
@@ -161,7 +166,7 @@ pub fn front(path: &Path, overrides: &[(String, f64)]) -> Result<Front, BuildErr
 /// [`front`] of a model from any source.
 pub fn front_from(src: ModelSource, overrides: &[(String, f64)]) -> Result<Front, BuildError> {
     let t0 = Instant::now();
-    let analysis = analyze(src);
+    let analysis = analyze(src, overrides);
     let parse_check = ms(t0);
     if analysis.has_errors() {
         return Err(BuildError::Model {
@@ -206,7 +211,7 @@ pub fn check(path: &Path) -> (Analysis, Vec<Diagnostic>) {
 
 /// [`check`] of a model from any source.
 pub fn check_from(src: ModelSource) -> (Analysis, Vec<Diagnostic>) {
-    let analysis = analyze(src);
+    let analysis = analyze(src, &[]);
     // Lowering needs a checked model.
     if analysis.has_errors() {
         return (analysis, Vec::new());
@@ -253,6 +258,12 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
         lower_diff,
     } = front;
     let input_paths = input_files(&analysis);
+    let structure_set: Vec<String> = analysis
+        .structural
+        .iter()
+        .filter(|p| opts.overrides.iter().any(|(o, _)| o == *p))
+        .cloned()
+        .collect();
     let mut warnings: Vec<String> = analysis
         .diagnostics
         .iter()
@@ -368,6 +379,7 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
         simplifier_skipped,
         warnings,
         inputs: input_paths,
+        structure_set,
     })
 }
 

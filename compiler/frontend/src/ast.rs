@@ -103,6 +103,9 @@ pub struct Instance {
     pub doc: Option<String>,
     pub kind: Kind,
     pub name: Ident,
+    /// `crank[i]`, `cell[i][j]`: one expression per bracket (empty for a plain name).
+    /// The expansion of loops ([`crate::expand`]) turns them into the name `crank[3]`.
+    pub index: Vec<Expr>,
     pub ty: Ident,
     pub connections: Vec<Expr>,
     /// Span of the connection list (or of the type name when there is none).
@@ -175,8 +178,32 @@ pub enum Item {
     Spline(SplineDecl),
     Instance(Instance),
     TypeDef(TypeDef),
+    /// `for i in A..B { items }`: expanded before checking (no later phase sees it).
+    For(Loop<Item>),
+    /// `if COND { items } else { items }` with a build-time condition: expanded too.
+    When(Cond<Item>),
     /// Text the parser skipped after a syntax error.
     Error(Span),
+}
+
+/// `for VAR in FROM..TO { body }`: VAR takes the integers FROM, FROM+1, ..., TO-1.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Loop<T> {
+    pub var: Ident,
+    pub from: Expr,
+    pub to: Expr,
+    pub body: Vec<T>,
+    pub span: Span,
+}
+
+/// `if COND { then } else { otherwise }` around items or statements; COND is known
+/// when the model is built (loop indices, model parameters, fields of the instance).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Cond<T> {
+    pub cond: Expr,
+    pub then: Vec<T>,
+    pub otherwise: Vec<T>,
+    pub span: Span,
 }
 
 impl Item {
@@ -192,6 +219,8 @@ impl Item {
             Item::Spline(s) => s.span,
             Item::Instance(i) => i.span,
             Item::TypeDef(t) => t.span,
+            Item::For(l) => l.span,
+            Item::When(c) => c.span,
         }
     }
 }
@@ -254,6 +283,9 @@ pub enum StmtKind {
     Kinetic(Expr),
     Potential(Expr),
     Instance(Instance),
+    /// `for` and `if` around statements of an element type: expanded per instance.
+    For(Loop<Stmt>),
+    When(Cond<Stmt>),
     Error,
 }
 
@@ -297,6 +329,8 @@ pub enum ExprKind {
     Call(Ident, Vec<Expr>),
     Member(Box<Expr>, Ident),
     Method(Box<Expr>, Ident, Vec<Expr>),
+    /// `a[i]`: an element of an array or an indexed instance (build-time index).
+    Index(Box<Expr>, Box<Expr>),
     /// A place where the parser recovered from a syntax error.
     Error,
 }

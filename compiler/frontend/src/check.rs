@@ -294,7 +294,8 @@ pub(crate) fn check(
                     }
                     outputs.push((name, value));
                 }
-                Item::Use { .. } | Item::Error(_) => {}
+                // `for`/`if` items are expanded before checking (`crate::expand`).
+                Item::Use { .. } | Item::For(_) | Item::When(_) | Item::Error(_) => {}
             }
         }
     }

@@ -188,6 +188,10 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0402", "coordinates missing or declared twice"),
     ("E0403", "parameter needs a type or a default"),
     ("E0404", "element type contains itself"),
+    ("E0601", "index out of range"),
+    ("E0602", "not a whole number"),
+    ("E0603", "not known when the model is built"),
+    ("E0604", "array used without an index"),
     (
         "W0001",
         "non-smooth function of the state in a force law or constraint",

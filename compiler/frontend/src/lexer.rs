@@ -73,6 +73,10 @@ pub enum Tok {
     Then,
     #[token("else")]
     Else,
+    #[token("for")]
+    For,
+    #[token("in")]
+    In,
 
     #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice().to_string())]
     Ident(String),
@@ -104,6 +108,8 @@ pub enum Tok {
     Colon,
     #[token(".")]
     Dot,
+    #[token("..")]
+    DotDot,
     #[token("=")]
     Assign,
     #[token("+")]
@@ -177,6 +183,8 @@ impl Tok {
             Tok::If => "if",
             Tok::Then => "then",
             Tok::Else => "else",
+            Tok::For => "for",
+            Tok::In => "in",
             Tok::LParen => "(",
             Tok::RParen => ")",
             Tok::LBracket => "[",
@@ -187,6 +195,7 @@ impl Tok {
             Tok::Semi => ";",
             Tok::Colon => ":",
             Tok::Dot => ".",
+            Tok::DotDot => "..",
             Tok::Assign => "=",
             Tok::Plus => "+",
             Tok::Minus => "-",
@@ -252,7 +261,7 @@ pub fn lex(text: &str) -> Lexed {
                 start: span.start,
                 end: span.end,
             }),
-            Ok(t) => out.tokens.push((span.start, t, span.end)),
+            Ok(t) => push_token(&mut out.tokens, span.start, t, span.end),
             Err(()) => {
                 // Merge a run of bad characters into one error.
                 if let Some(LexError::BadChar { end, .. }) = out.errors.last_mut() {
@@ -270,6 +279,24 @@ pub fn lex(text: &str) -> Lexed {
     }
     limit_nesting(&mut out);
     out
+}
+
+/// Pushes a token; `0..N` lexes as the number `0.` and `.`, which this splits into
+/// `0` and `..` (a range needs no fraction, and logos has no look-ahead).
+fn push_token(tokens: &mut Vec<(usize, Tok, usize)>, start: usize, t: Tok, end: usize) {
+    if t == Tok::Dot {
+        if let Some((s, Tok::Num(n), e)) = tokens.last() {
+            if *e == start && n.ends_with('.') {
+                let (s, e) = (*s, *e);
+                let digits = n[..n.len() - 1].to_string();
+                tokens.pop();
+                tokens.push((s, Tok::Num(digits), e - 1));
+                tokens.push((e - 1, Tok::DotDot, end));
+                return;
+            }
+        }
+    }
+    tokens.push((start, t, end));
 }
 
 /// Drops every run of tokens between statement boundaries (`;`, `{`, `}`) whose

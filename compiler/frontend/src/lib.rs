@@ -21,6 +21,7 @@ pub mod ast;
 pub mod builtins;
 mod check;
 pub mod diag;
+pub mod expand;
 pub mod lexer;
 mod parse;
 pub mod print;
@@ -164,6 +165,9 @@ pub struct Analysis {
     pub diagnostics: Vec<Diagnostic>,
     /// The type of every expression the checker visited, by span.
     pub types: HashMap<Span, Ty>,
+    /// Model parameters the structure depends on (loop bounds, conditions, indices):
+    /// a `--set` of one of them changes the instances ([`expand`]).
+    pub structural: Vec<String>,
 }
 
 impl Analysis {
@@ -185,17 +189,23 @@ impl Analysis {
 /// model that cannot be read gives one E0208 without a place; one that is not UTF-8
 /// an E0004 at its first bad byte.
 pub fn analyze_file(path: &Path) -> Analysis {
+    analyze_file_with(path, &[])
+}
+
+/// [`analyze_file`] with `--set` values of model parameters: a parameter that a loop
+/// bound, an index or a condition reads changes the expanded instances.
+pub fn analyze_file_with(path: &Path, overrides: &[(String, f64)]) -> Analysis {
     let name = path.display().to_string();
     match source::read_text(path, source::MAX_SOURCE_BYTES) {
-        Ok(text) => analyze(&name, &text, Some(path.to_path_buf())),
+        Ok(text) => analyze(&name, &text, Some(path.to_path_buf()), overrides),
         Err(source::ReadError::NotUtf8 { lossy, offset }) => {
-            let mut a = analyze(&name, "", None);
+            let mut a = analyze(&name, "", None, &[]);
             let id = a.files.add(name, lossy, Some(path.to_path_buf()));
             a.diagnostics.push(not_utf8(id, offset));
             a
         }
         Err(e) => {
-            let mut a = analyze("<none>", "", None);
+            let mut a = analyze("<none>", "", None, &[]);
             a.diagnostics.push(Diagnostic::error(
                 "E0208",
                 format!("cannot read `{}`: {e}", path.display()),
@@ -219,10 +229,15 @@ fn not_utf8(id: FileId, offset: usize) -> Diagnostic {
 
 /// Analyzes model text that has no file; `use` paths are relative to the working directory.
 pub fn analyze_source(name: &str, text: &str) -> Analysis {
-    analyze(name, text, None)
+    analyze(name, text, None, &[])
 }
 
-fn analyze(name: &str, text: &str, path: Option<PathBuf>) -> Analysis {
+/// [`analyze_source`] with `--set` values of model parameters ([`analyze_file_with`]).
+pub fn analyze_source_with(name: &str, text: &str, overrides: &[(String, f64)]) -> Analysis {
+    analyze(name, text, None, overrides)
+}
+
+fn analyze(name: &str, text: &str, path: Option<PathBuf>, overrides: &[(String, f64)]) -> Analysis {
     // Text from a file is normalized already; text from an editor may still hold lone
     // CRs, which the lexer and the line index must see as line ends.
     let normalized;
@@ -295,8 +310,14 @@ fn analyze(name: &str, text: &str, path: Option<PathBuf>) -> Analysis {
         }
         next += 1;
     }
+    let expanded = expand::expand(&modules, overrides);
+    diagnostics.extend(expanded.diagnostics);
+    let modules = expanded.modules;
     let (model, types, d) = check::check(&modules, stdlib_count);
-    diagnostics.extend(d);
+    let bad = &expanded.bad_refs;
+    diagnostics.extend(d.into_iter().filter(|d| {
+        d.code != "E0201" || !d.primary.as_ref().is_some_and(|l| bad.contains(&l.span))
+    }));
     // Report in source order: file by file, top to bottom (stable for equal places).
     diagnostics.sort_by_key(|d| d.primary.as_ref().map(|l| (l.span.file, l.span.start)));
     Analysis {
@@ -305,5 +326,6 @@ fn analyze(name: &str, text: &str, path: Option<PathBuf>) -> Analysis {
         model,
         diagnostics,
         types,
+        structural: expanded.structural,
     }
 }

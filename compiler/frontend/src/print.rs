@@ -129,17 +129,74 @@ fn print_item(out: &mut String, item: &Item) {
             }
             out.push_str("}\n");
         }
+        Item::For(l) => {
+            let mut inner = String::new();
+            for i in &l.body {
+                print_item(&mut inner, i);
+            }
+            let _ = writeln!(out, "{} {{", loop_head(l));
+            out.push_str(&indented(&inner));
+            out.push_str("}\n");
+        }
+        Item::When(c) => {
+            let (mut then, mut otherwise) = (String::new(), String::new());
+            c.then.iter().for_each(|i| print_item(&mut then, i));
+            c.otherwise
+                .iter()
+                .for_each(|i| print_item(&mut otherwise, i));
+            cond_block(out, c, &then, &otherwise, "");
+        }
         Item::Error(_) => {}
     }
+}
+
+fn loop_head<T>(l: &Loop<T>) -> String {
+    format!(
+        "for {} in {}..{}",
+        l.var.name,
+        operand(&l.from),
+        operand(&l.to)
+    )
+}
+
+/// Every line of `text` four spaces further in.
+fn indented(text: &str) -> String {
+    text.lines().map(|l| format!("    {l}\n")).collect()
+}
+
+fn cond_block<T>(out: &mut String, c: &Cond<T>, then: &str, otherwise: &str, indent: &str) {
+    let _ = writeln!(out, "{indent}if {} {{", expr(&c.cond));
+    out.push_str(&indented(then));
+    if c.otherwise.is_empty() {
+        let _ = writeln!(out, "{indent}}}");
+    } else {
+        let _ = writeln!(out, "{indent}}} else {{");
+        out.push_str(&indented(otherwise));
+        let _ = writeln!(out, "{indent}}}");
+    }
+}
+
+/// Statements printed one level in, without their own indentation (callers add it).
+fn stmts_text(body: &[Stmt]) -> String {
+    let mut inner = String::new();
+    body.iter().for_each(|s| stmt(&mut inner, s));
+    inner
+        .lines()
+        .map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l)))
+        .collect()
 }
 
 fn instance(out: &mut String, i: &Instance, indent: &str) {
     doc(out, &i.doc, indent);
     let _ = write!(
         out,
-        "{indent}{} {}: {}",
+        "{indent}{} {}{}: {}",
         i.kind.keyword(),
         i.name.name,
+        i.index
+            .iter()
+            .map(|e| format!("[{}]", expr(e)))
+            .collect::<String>(),
         i.ty.name
     );
     if !i.connections.is_empty() {
@@ -202,6 +259,18 @@ fn stmt(out: &mut String, s: &Stmt) {
             instance(out, i, "    ");
             return;
         }
+        StmtKind::For(l) => {
+            let _ = writeln!(out, "    {} {{", loop_head(l));
+            out.push_str(&indented(&indented(&stmts_text(&l.body))));
+            out.push_str("    }\n");
+            return;
+        }
+        StmtKind::When(c) => {
+            let then = indented(&stmts_text(&c.then));
+            let otherwise = indented(&stmts_text(&c.otherwise));
+            cond_block(out, c, &then, &otherwise, "    ");
+            return;
+        }
         StmtKind::Error => return,
     };
     let _ = writeln!(out, "    {line}");
@@ -256,6 +325,7 @@ pub fn expr(e: &Expr) -> String {
         ExprKind::Call(n, args) => format!("{}({})", n.name, exprs(args)),
         ExprKind::Member(b, n) => format!("{}.{}", operand(b), n.name),
         ExprKind::Method(b, n, args) => format!("{}.{}({})", operand(b), n.name, exprs(args)),
+        ExprKind::Index(b, i) => format!("{}[{}]", operand(b), expr(i)),
         // Never printed for a valid tree; keeps the output parseable otherwise.
         ExprKind::Error => "0".to_string(),
     }

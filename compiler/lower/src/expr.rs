@@ -186,6 +186,8 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 let b = self.expr(base)?;
                 self.member(&b, &m.name, args, e.span)
             }
+            // The front end's expansion resolves every index of a checked model.
+            ExprKind::Index(..) => self.error(e.span, "an index left after the expansion of loops"),
             ExprKind::Error => None,
         }
     }

@@ -90,6 +90,10 @@ pub(crate) fn collect_bodies(e: &Expr, bodies: &HashMap<String, usize>, out: &mu
             collect_bodies(b, bodies, out);
             args.iter().for_each(|i| collect_bodies(i, bodies, out));
         }
+        ExprKind::Index(b, i) => {
+            collect_bodies(b, bodies, out);
+            collect_bodies(i, bodies, out);
+        }
         ExprKind::Number(_) | ExprKind::Str(_) | ExprKind::Error => {}
     }
 }
@@ -100,7 +104,7 @@ pub(crate) fn mentions_time(e: &Expr) -> bool {
         ExprKind::Name(n) => n == "t",
         ExprKind::List(items) | ExprKind::Call(_, items) => items.iter().any(mentions_time),
         ExprKind::Neg(a) | ExprKind::Member(a, _) => mentions_time(a),
-        ExprKind::Binary(_, a, b) | ExprKind::Compare(_, a, b) => {
+        ExprKind::Binary(_, a, b) | ExprKind::Compare(_, a, b) | ExprKind::Index(a, b) => {
             mentions_time(a) || mentions_time(b)
         }
         ExprKind::If(c, a, b) => mentions_time(c) || mentions_time(a) || mentions_time(b),
@@ -570,7 +574,8 @@ pub(crate) fn lower_stmts(
                     fields,
                 });
             }
-            StmtKind::Error => {}
+            // Unrolled by the front end's expansion before anything is lowered.
+            StmtKind::For(_) | StmtKind::When(_) | StmtKind::Error => {}
         }
     }
 }

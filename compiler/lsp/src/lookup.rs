@@ -125,7 +125,8 @@ pub fn target_at(module: &Module, offset: usize) -> Option<Target<'_>> {
                 t.body.iter().find_map(|st| stmt(st, offset, s))
             }
             Item::Use { path, .. } => Some(Target::Use(path)),
-            Item::Error(_) => None,
+            // Expanded by the front end; the analysis holds none.
+            Item::For(_) | Item::When(_) | Item::Error(_) => None,
         };
         if hit.is_some() {
             return hit;
@@ -208,6 +209,15 @@ fn stmt<'a>(st: &'a Stmt, offset: usize, s: Scope<'a>) -> Option<Target<'a>> {
             None
         }
         StmtKind::Instance(i) => instance(i, offset, s),
+        StmtKind::For(l) => e(&l.from)
+            .or_else(|| e(&l.to))
+            .or_else(|| l.body.iter().find_map(|b| stmt(b, offset, s))),
+        StmtKind::When(c) => e(&c.cond).or_else(|| {
+            c.then
+                .iter()
+                .chain(&c.otherwise)
+                .find_map(|b| stmt(b, offset, s))
+        }),
         StmtKind::Error => None,
     }
 }
@@ -220,7 +230,9 @@ fn expr<'a>(x: &'a Expr, offset: usize, s: Scope<'a>) -> Option<Target<'a>> {
     let inner = match &x.kind {
         ExprKind::List(items) => items.iter().find_map(e),
         ExprKind::Neg(a) => e(a),
-        ExprKind::Binary(_, a, b) | ExprKind::Compare(_, a, b) => e(a).or_else(|| e(b)),
+        ExprKind::Binary(_, a, b) | ExprKind::Compare(_, a, b) | ExprKind::Index(a, b) => {
+            e(a).or_else(|| e(b))
+        }
         ExprKind::If(c, a, b) => e(c).or_else(|| e(a)).or_else(|| e(b)),
         ExprKind::Call(name, args) => {
             if within(name.span, offset) {

@@ -23,6 +23,21 @@ impl<'m> Checker<'m> {
                 val(Ty::Error, false)
             }
             ExprKind::Name(n) => self.name(n, e.span, env),
+            ExprKind::Index(base, i) => {
+                let vb = self.expr(base, env);
+                let vi = self.expr(i, env);
+                self.expect(i.span, vi.ty, Ty::Scalar, "an index");
+                let ty = match vb.ty {
+                    Ty::List(_) | Ty::Vec3 => Ty::Scalar,
+                    Ty::Mat3 => Ty::Vec3,
+                    Ty::Error => Ty::Error,
+                    other => {
+                        self.bad_operands(e.span, "index", other, None);
+                        Ty::Error
+                    }
+                };
+                val(ty, vb.dep || vi.dep)
+            }
             ExprKind::List(items) => {
                 let vals: Vec<Val> = items.iter().map(|i| self.expr(i, env)).collect();
                 let dep = vals.iter().any(|v| v.dep);
@@ -241,6 +256,27 @@ impl<'m> Checker<'m> {
                     }
                 }
             }
+        }
+    }
+
+    /// A parameter default or field value: besides every value, an array literal
+    /// (`[1, 1, 0, 0, 0, 1]`, a list whose length is not 3) for build-time fields such
+    /// as the flags of the `generic` joint.
+    pub(super) fn value_or_array(&mut self, e: &Expr, env: &Env) -> Val {
+        match &e.kind {
+            ExprKind::List(items) if items.len() != 3 => {
+                let vals: Vec<Val> = items.iter().map(|i| self.expr(i, env)).collect();
+                for (v, i) in vals.iter().zip(items) {
+                    self.expect(i.span, v.ty, Ty::Scalar, "an array element");
+                }
+                let v = Val {
+                    ty: Ty::List(items.len()),
+                    dep: vals.iter().any(|v| v.dep),
+                };
+                self.types_of.insert(e.span, v.ty);
+                v
+            }
+            _ => self.expr(e, env),
         }
     }
 

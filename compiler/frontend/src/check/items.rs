@@ -122,7 +122,7 @@ impl<'m> Checker<'m> {
         let field_vals: Vec<Val> = inst
             .fields
             .iter()
-            .map(|f| self.expr(&f.value, env))
+            .map(|f| self.value_or_array(&f.value, env))
             .collect();
         for (v, span) in &conns {
             self.expect(*span, v.ty, Ty::Body, "a connection");

@@ -44,7 +44,11 @@ impl<'m> Checker<'m> {
         } else {
             Ctx::Type
         });
-        for s in &def.body {
+        // `for` and `if` around statements are expanded per instance (`crate::expand`);
+        // the type itself is checked once with every branch and loop body in it, the
+        // loop variables as scalars.
+        let body = flat_body(&def.body);
+        for s in body.iter().copied() {
             let declared = match &s.kind {
                 StmtKind::Param(p) => Some(&p.name),
                 StmtKind::Let { name, .. } | StmtKind::State { name, .. } => Some(name),
@@ -81,6 +85,9 @@ impl<'m> Checker<'m> {
                 kinks: Vec::new(),
             });
         }
+        for var in loop_vars(&def.body) {
+            self.add_local(&mut env, var, Ty::Scalar, false, Vec::new());
+        }
         for cp in &def.connections {
             let t = self.type_from_name(&cp.ty);
             if t != Ty::Body && t != Ty::Error {
@@ -104,14 +111,14 @@ impl<'m> Checker<'m> {
         let mut coord_span: Option<Span> = None;
         let mut outputs: HashMap<String, Span> = HashMap::new();
         let mut nested: HashMap<String, Span> = HashMap::new();
-        for s in &def.body {
+        for s in body.iter().copied() {
             self.kinks.clear();
             match &s.kind {
                 StmtKind::Param(p) => {
                     let declared = p.ty.as_ref().map(|t| self.type_from_name(t));
                     let ty = match (&p.default, declared) {
                         (Some(e), d) => {
-                            let v = self.expr(e, &env);
+                            let v = self.value_or_array(e, &env);
                             match d {
                                 Some(d) => {
                                     self.expect(
@@ -387,14 +394,19 @@ impl<'m> Checker<'m> {
                             .note("connect the element to bodies through its connections instead"),
                         );
                     }
-                    if let Some(prev) = nested.get(&inst.name.name) {
-                        self.diags
-                            .push(duplicate(&inst.name, *prev, inst.kind.keyword()));
+                    match nested.get(&inst.name.name) {
+                        // `t[k]` in a loop: one name per index, told apart when expanded.
+                        Some(_) if !inst.index.is_empty() => {}
+                        Some(prev) => {
+                            self.diags
+                                .push(duplicate(&inst.name, *prev, inst.kind.keyword()))
+                        }
+                        None => {}
                     }
                     nested.insert(inst.name.name.clone(), inst.name.span);
                     self.check_instance(inst, &env);
                 }
-                StmtKind::Error => {}
+                StmtKind::For(_) | StmtKind::When(_) | StmtKind::Error => {}
             }
         }
         if def.kind == Kind::Body && coord_span.is_none() {
@@ -526,4 +538,40 @@ impl<'m> Checker<'m> {
             kinks,
         });
     }
+}
+
+/// The statements of a type body with the bodies of `for` and `if` (both branches)
+/// spliced in where they stand.
+fn flat_body(body: &[Stmt]) -> Vec<&Stmt> {
+    let mut out = Vec::new();
+    for s in body {
+        match &s.kind {
+            StmtKind::For(l) => out.extend(flat_body(&l.body)),
+            StmtKind::When(c) => {
+                out.extend(flat_body(&c.then));
+                out.extend(flat_body(&c.otherwise));
+            }
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
+/// The loop variables of every `for` in a type body.
+fn loop_vars(body: &[Stmt]) -> Vec<&Ident> {
+    let mut out = Vec::new();
+    for s in body {
+        match &s.kind {
+            StmtKind::For(l) => {
+                out.push(&l.var);
+                out.extend(loop_vars(&l.body));
+            }
+            StmtKind::When(c) => {
+                out.extend(loop_vars(&c.then));
+                out.extend(loop_vars(&c.otherwise));
+            }
+            _ => {}
+        }
+    }
+    out
 }
