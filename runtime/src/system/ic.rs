@@ -234,6 +234,7 @@ impl System {
             js.set_keep_pivots(real_time);
         }
         self.h = settings.step;
+        self.ctrl = Default::default();
         self.stats = RunStats::default();
         self.step_times = Vec::new();
         self.reserve_timing(settings);

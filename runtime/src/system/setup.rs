@@ -402,6 +402,7 @@ impl System {
             initialized: false,
             monitor: Default::default(),
             h: 0.0,
+            ctrl: Default::default(),
             stats: RunStats::default(),
             step_times: Vec::new(),
         })

@@ -2,6 +2,58 @@
 
 use super::*;
 
+/// Söderlind's H211b filter (b = 4): ρ = ê_n^(−1/(bk)) ê_{n−1}^(−1/(bk)) ρ_{n−1}^(−1/b)
+/// with ê = err/TARGET and k = 2, the order of the error per unit step in h.
+const FILTER_B: f64 = 4.0;
+const ERROR_ORDER: f64 = 2.0;
+/// The controller aims at this normalized error, so that few steps fail the test.
+const TARGET: f64 = 0.5;
+/// Limits of the ratio of successive steps (after the smooth limiter 1 + atan(ρ − 1)).
+const RATIO_MIN: f64 = 0.2;
+const RATIO_MAX: f64 = 2.0;
+
+/// The memory of the step size controller.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Control {
+    /// The history shift of the trial step (see `System::history_shift`).
+    pub shift: f64,
+    /// ê and the step ratio of the last accepted step (0: none since the start or a
+    /// rejection).
+    pub err_prev: f64,
+    pub ratio_prev: f64,
+    /// The last attempt was rejected: the next step does not grow.
+    pub rejected: bool,
+}
+
+impl Control {
+    /// The ratio of the next step to the accepted step of normalized error `err`.
+    pub fn accepted(&mut self, err: f64) -> f64 {
+        let e = (err / TARGET).max(1e-6);
+        let k = FILTER_B * ERROR_ORDER;
+        let raw = if self.err_prev > 0.0 {
+            e.powf(-1.0 / k) * self.err_prev.powf(-1.0 / k) * self.ratio_prev.powf(-1.0 / FILTER_B)
+        } else {
+            // No history: the elementary (deadbeat-damped) controller.
+            e.powf(-1.0 / (2.0 * ERROR_ORDER))
+        };
+        let mut ratio = (1.0 + (raw - 1.0).atan()).clamp(RATIO_MIN, RATIO_MAX);
+        if self.rejected {
+            ratio = ratio.min(1.0);
+        }
+        self.err_prev = e;
+        self.ratio_prev = ratio;
+        self.rejected = false;
+        ratio
+    }
+
+    /// The ratio of the retry to a step the error test rejected with `err`.
+    pub fn rejected(&mut self, err: f64) -> f64 {
+        self.rejected = true;
+        self.err_prev = 0.0;
+        (0.9 * (err / TARGET).powf(-1.0 / ERROR_ORDER)).clamp(RATIO_MIN, 0.9)
+    }
+}
+
 impl System {
     /// The last accepted step had the size h (up to the round-off of the last step
     /// before an output time, which is computed as a difference of times).
@@ -110,6 +162,38 @@ impl System {
         }
     }
 
+    /// The size of the step after an accepted one of size h and normalized error err
+    /// (`hit`: h was cut to land on an output time).
+    fn next_step(&mut self, settings: &Settings, h: f64, err: f64, hit: bool) {
+        if settings.adaptive.is_none() {
+            if !hit || h >= self.h {
+                self.h = (2.0 * self.h).min(settings.step);
+            }
+            return;
+        }
+        let floor = self.h_floor(settings);
+        match settings.control {
+            StepControl::Legacy => {
+                // Controller of the legacy solver, growth limited to 5×.
+                let factor = if err > 0.0 {
+                    0.9 * err.powf(-1.0 / 3.0)
+                } else {
+                    5.0
+                };
+                self.h = (h * factor.min(5.0)).min(settings.step_max).max(floor);
+            }
+            StepControl::Smooth => {
+                // A step cut short to land on an output time says little about the
+                // step the controller wants: it keeps its proposal and its memory.
+                if hit && h < self.h {
+                    return;
+                }
+                let ratio = self.ctrl.accepted(err);
+                self.h = (h * ratio).min(settings.step_max).max(floor);
+            }
+        }
+    }
+
     /// Integrates from the accepted state to `t_stop` exactly, with step control.
     // SimError carries the statistics by value; the error path is cold.
     #[allow(clippy::result_large_err)]
@@ -137,7 +221,7 @@ impl System {
                 .map_err(|k| self.sim_error(k))?;
             report.newton_iterations += iters;
             match outcome {
-                Outcome::Accepted { theta } => {
+                Outcome::Accepted { err } => {
                     self.accept(settings, h);
                     if let Some((i, g)) = self.monitor.check(&self.v, &self.lam) {
                         return Err(self.sim_error(self.diverged(i, g, None)));
@@ -154,19 +238,7 @@ impl System {
                     report.substeps += 1;
                     report.correction = corr;
                     self.stats.max_correction = self.stats.max_correction.max(corr);
-                    if settings.adaptive.is_some() {
-                        // Controller of the legacy solver, growth limited to 5×.
-                        let factor = if theta > 0.0 {
-                            0.9 * theta.powf(-1.0 / 6.0)
-                        } else {
-                            5.0
-                        };
-                        self.h = (h * factor.min(5.0))
-                            .min(settings.step_max)
-                            .max(self.h_floor(settings));
-                    } else if !hit || h >= self.h {
-                        self.h = (2.0 * self.h).min(settings.step);
-                    }
+                    self.next_step(settings, h, err, hit);
                     if let Some(s) = sink.as_deref_mut() {
                         if settings.output_every == 0.0 {
                             self.outputs();
@@ -174,9 +246,20 @@ impl System {
                         }
                     }
                 }
-                Outcome::Rejected { cause, singular } => {
+                Outcome::Rejected {
+                    cause,
+                    singular,
+                    err,
+                } => {
                     self.stats.rejected += 1;
-                    self.h = h / 2.0;
+                    self.h = match (settings.control, err) {
+                        (StepControl::Smooth, Some(e)) => h * self.ctrl.rejected(e),
+                        _ => {
+                            self.ctrl.rejected = true;
+                            self.ctrl.err_prev = 0.0;
+                            h / 2.0
+                        }
+                    };
                     if self.h < self.h_floor(settings) {
                         let kind = self.below_minimum(settings, cause, singular);
                         return Err(self.sim_error(self.or_diverged(kind)));
