@@ -45,6 +45,9 @@ fn error_constant(settings: &Settings) -> f64 {
     settings.beta_gamma().0 - 1.0 / (6.0 * (1.0 + settings.alpha))
 }
 
+/// Position errors below this many ε_machine (1 + scale) are round-off.
+const ROUNDOFF: f64 = 64.0 * f64::EPSILON;
+
 /// The local error constant C of the positions, e = C h³ q⃛ + O(h⁴): with a_n ≈
 /// q̈(t_n + αh), Δ = h v_n + h²((½ − β) a_n + β a_{n+1}) = h v_n + h²q̈/2 + (β + α/2) h³ q⃛,
 /// so C = β + α/2 − 1/6 (= 1/12 + α²/4 for HHT's β = (1 − α)²/4); docs/runtime.md.
@@ -122,7 +125,8 @@ impl System {
         self.ctrl.shift = self.history_shift(settings, h);
         for i in 0..nv {
             let a = self.history(i);
-            self.delta_pred[i] = h * self.v[i] + h * h * ((0.5 - beta) * a - beta * ap * self.vd[i]);
+            self.delta_pred[i] =
+                h * self.v[i] + h * h * ((0.5 - beta) * a - beta * ap * self.vd[i]);
             self.v_pred[i] = self.v[i] + h * ((1.0 - gamma) * a - gamma * ap * self.vd[i]);
         }
         let legacy = matches!(settings.newton, Newton::Legacy);
@@ -336,6 +340,28 @@ impl System {
         self.acc[i] + self.ctrl.shift * (self.vd[i] - self.x_prev[i])
     }
 
+    /// Removes from the error estimate in r[..nv] its part normal to the constraints:
+    /// Φ(q_{n+1}) = 0 holds to round-off, so the positions err only along the
+    /// constraint manifold, while v̇ there carries the multipliers' parasitic
+    /// oscillation of index-3 HHT (which the error must not chase: shrinking h feeds
+    /// it). With the factorized iteration matrix J = [M̂ Bᵀ; B 0] of the step,
+    /// J [z; μ] = [0; B e] gives the M̂-orthogonal normal part z; e − z stays in r.
+    fn project_error(&mut self) {
+        let nv = self.nv;
+        if self.nl == 0 {
+            return;
+        }
+        self.r[nv..].fill(0.0);
+        self.jp
+            .mul(&self.jv[..self.jp.nnz()], &self.r, &mut self.dx);
+        self.dx[..nv].fill(0.0);
+        let solver = self.js.as_mut().expect("solvers exist after initialize");
+        solver.solve(&mut self.dx);
+        for i in 0..nv {
+            self.r[i] -= self.dx[i];
+        }
+    }
+
     /// The local error test of `adaptive` (theory §8) on the converged step: the
     /// normalized error err (RMS over the velocity dofs), accepted if err ≤ 1.
     fn estimate(&mut self, settings: &Settings, c: &Coefficients) -> Outcome {
@@ -351,25 +377,42 @@ impl System {
         let smooth = settings.control == StepControl::Smooth;
         let mixed = settings.weights == ErrorWeights::Mixed;
         let atol = settings.atol.unwrap_or(tol);
-        let k_smooth = local_error_constant(settings) * h;
+        let k_smooth = local_error_constant(settings) * h * h;
+        // Equal error per step tol^(3/2) w: see docs/runtime.md (the fewest steps for
+        // a global error ∝ tol).
+        let per_step = tol.sqrt();
         let k_legacy = error_constant(settings) * h * h;
+        if smooth {
+            // e_i = C h² (a_{n+1} − a_n): the local position error, in r[..nv].
+            for i in 0..nv {
+                let a_new = (1.0 + ap) * self.x[i] - ap * self.vd[i];
+                self.r[i] = k_smooth * (a_new - self.history(i));
+            }
+            self.project_error();
+        }
         let ratio = |s: &Self, i: usize| -> f64 {
             if smooth {
-                // e_i / h = C h (a_{n+1} − a_n): the local error per unit step.
-                let a_new = (1.0 + ap) * s.x[i] - ap * s.vd[i];
-                let e = k_smooth * (a_new - s.history(i));
-                let allowed = if mixed {
-                    atol + tol * s.scale_n[i].max(s.scale_t[i])
-                } else {
-                    tol * s.w[i]
-                };
-                e / allowed
+                let e = s.r[i];
+                let scale = s.scale_n[i].max(s.scale_t[i]);
+                let allowed = per_step
+                    * if mixed {
+                        atol + tol * scale
+                    } else {
+                        tol * s.w[i]
+                    };
+                // A position error at the round-off of the coordinates is no error
+                // (index-3 accelerations carry round-off ε/h²).
+                e / allowed.max(ROUNDOFF * (1.0 + scale))
             } else {
                 k_legacy * (s.x[i] - s.vd[i]) / (tol * s.w[i])
             }
         };
         let sum: f64 = (0..nv).map(|i| ratio(self, i).powi(2)).sum();
-        let err = if nv > 0 { (sum / nv as f64).sqrt() } else { 0.0 };
+        let err = if nv > 0 {
+            (sum / nv as f64).sqrt()
+        } else {
+            0.0
+        };
         if err.is_finite() && err <= 1.0 {
             return Outcome::Accepted { err };
         }

@@ -3,9 +3,9 @@
 use super::*;
 
 /// Söderlind's H211b filter (b = 4): ρ = ê_n^(−1/(bk)) ê_{n−1}^(−1/(bk)) ρ_{n−1}^(−1/b)
-/// with ê = err/TARGET and k = 2, the order of the error per unit step in h.
+/// with ê = err/TARGET and k = 3, the order of the local error in h.
 const FILTER_B: f64 = 4.0;
-const ERROR_ORDER: f64 = 2.0;
+const ERROR_ORDER: f64 = 3.0;
 /// The controller aims at this normalized error, so that few steps fail the test.
 const TARGET: f64 = 0.5;
 /// Limits of the ratio of successive steps (after the smooth limiter 1 + atan(ρ − 1)).
