@@ -94,6 +94,9 @@ pub struct Settings {
     pub step: f64,
     /// Interval of result rows; 0 writes a row after every accepted step.
     pub output_every: f64,
+    /// Land on every output time (shorter steps) instead of interpolating the rows
+    /// within the accepted steps.
+    pub output_exact: bool,
     /// HHT α in [−1/3, 0].
     pub alpha: f64,
     pub form: Form,
@@ -139,6 +142,7 @@ impl Default for Settings {
             end: 1.0,
             step: 1e-3,
             output_every: 1e-2,
+            output_exact: false,
             alpha: -0.05,
             form: Form::default(),
             newton: Newton::default(),
@@ -235,6 +239,11 @@ impl Settings {
                 "output_every",
                 format!("{:e}", d.output_every),
                 "row interval [s]",
+            ),
+            (
+                "output_exact",
+                format!("{}", d.output_exact),
+                "land on output times (else interpolate)",
             ),
             ("alpha", format!("{}", d.alpha), "HHT alpha in [-1/3, 0]"),
             ("form", "arnold_bruls".into(), "HHT form"),

@@ -175,6 +175,8 @@ pub struct System {
     h: f64,
     /// The step size controller's memory.
     ctrl: step_control::Control,
+    /// Rows between steps.
+    dense: dense::Dense,
     stats: RunStats,
     step_times: Vec<f64>,
 }
@@ -188,6 +190,7 @@ fn two_norm(x: &[f64]) -> f64 {
 }
 
 mod culprit;
+mod dense;
 mod diverge;
 mod eval;
 mod ic;

@@ -403,6 +403,7 @@ impl System {
             monitor: Default::default(),
             h: 0.0,
             ctrl: Default::default(),
+            dense: dense::Dense::new(nq, nv, nx),
             stats: RunStats::default(),
             step_times: Vec::new(),
         })

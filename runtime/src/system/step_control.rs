@@ -222,6 +222,9 @@ impl System {
             report.newton_iterations += iters;
             match outcome {
                 Outcome::Accepted { err } => {
+                    if let Some(s) = sink.as_deref_mut() {
+                        self.dense_rows(settings, h, s);
+                    }
                     self.accept(settings, h);
                     if let Some((i, g)) = self.monitor.check(&self.v, &self.lam) {
                         return Err(self.sim_error(self.diverged(i, g, None)));
@@ -292,7 +295,9 @@ impl System {
     }
 
     /// Initializes (if needed) and integrates to `settings.end`, writing a row at t = 0
-    /// and at every output time (every accepted step if `output_every` is 0).
+    /// and at every output time (every accepted step if `output_every` is 0). Rows
+    /// between steps are interpolated (`system/dense.rs`) unless `output_exact`, which
+    /// shortens steps to land on the output times.
     // SimError carries the statistics by value; the error path is cold.
     #[allow(clippy::result_large_err)]
     pub fn run(
@@ -318,6 +323,19 @@ impl System {
             correction: 0.0,
         };
         let mut k: u64 = (self.t / settings.output_every.max(f64::MIN_POSITIVE)).floor() as u64 + 1;
+        let dense = settings.output_every > 0.0 && !settings.output_exact;
+        self.dense.every = if dense { settings.output_every } else { 0.0 };
+        self.dense.k = k;
+        if dense {
+            // Rows between steps are interpolated; only `end` is landed on.
+            self.advance_to(settings, settings.end, Some(&mut *sink), &mut report)?;
+            let last = (self.dense.k - 1) as f64 * settings.output_every;
+            if settings.end - last > 1e-12 * settings.end.abs().max(1.0) {
+                self.outputs();
+                sink.row(self.t, &self.row);
+            }
+            return Ok(self.final_stats());
+        }
         while settings.end - self.t > 1e-12 * settings.end.abs().max(1.0) {
             let t_stop = if settings.output_every > 0.0 {
                 (k as f64 * settings.output_every).min(settings.end)
