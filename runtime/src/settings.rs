@@ -94,8 +94,8 @@ pub struct Settings {
     pub step: f64,
     /// Interval of result rows; 0 writes a row after every accepted step.
     pub output_every: f64,
-    /// Land on every output time (shorter steps) instead of interpolating the rows
-    /// within the accepted steps.
+    /// With `adaptive`: land on every output time (shorter steps) instead of
+    /// interpolating the rows within the accepted steps. Fixed steps always land.
     pub output_exact: bool,
     /// HHT α in [−1/3, 0].
     pub alpha: f64,

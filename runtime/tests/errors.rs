@@ -235,7 +235,7 @@ fn rejected_steps_halve_until_the_minimum_step() {
         other => panic!("unexpected error {other:?}"),
     }
     assert_eq!(err.t, 0.0);
-    assert_eq!(err.stats.rejected, 4);
+    assert_eq!(err.stats.rejected, 2);
     // The row at t = 0 was written before the failure.
     assert_eq!(sink.times, vec![0.0]);
     assert!(err.to_string().contains("below the minimum"), "{err}");

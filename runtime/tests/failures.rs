@@ -18,9 +18,24 @@ fn assert_rows_kept(sink: &MemorySink, output_every: f64, t_fail: f64) {
 #[test]
 fn undamped_index3_chain_ends_with_diverged_naming_the_multiplier() {
     // α = 0 (no numerical damping) on a chain of 4 pendulums: the index-3 multipliers
-    // alternate and grow geometrically (issue 13). Fixed and adaptive steps both end
-    // with "diverged", never with millions of tiny steps or a wrong diagnosis.
-    for (step, adaptive) in [(1e-3, None), (1e-2, Some(1e-6))] {
+    // alternate and grow geometrically (issue 13). Fixed steps end with "diverged";
+    // `adaptive` is refused up front — never millions of tiny steps or a wrong diagnosis.
+    let s = Settings {
+        end: 100.0,
+        step: 1e-2,
+        alpha: 0.0,
+        adaptive: Some(1e-6),
+        output_every: 0.1,
+        ..Settings::default()
+    };
+    // With `adaptive` it is refused before the first step, saying why.
+    let err = System::new(chain(4)).unwrap().initialize(&s).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("alpha 0") && msg.contains("multipliers oscillate") && msg.contains("-0.005"),
+        "{msg}"
+    );
+    for (step, adaptive) in [(1e-3, None)] {
         let s = Settings {
             end: 100.0,
             step,
@@ -50,8 +65,8 @@ fn undamped_index3_chain_ends_with_diverged_naming_the_multiplier() {
                 && msg.contains("reduce the step or add numerical damping"),
             "{msg}"
         );
-        // Fixed: 6,664 steps to t = 6.66 s; adaptive: 116,966 steps to its end
-        // (measured) — never the millions of tiny steps of issue 13.
+        // Fixed: 6,664 steps to t = 6.66 s (measured) — never the millions of tiny
+        // steps of issue 13.
         assert!(err.stats.steps < 300_000, "{} steps", err.stats.steps);
         assert_rows_kept(&sink, s.output_every, err.t);
     }

@@ -104,6 +104,11 @@ impl<'a> Lowering<'a> {
                         Some("arnold_bruls" | "negrut") => s.form = word,
                         _ => self.err(f.value.span, "`form` is `arnold_bruls` or `negrut`"),
                     },
+                    "output_exact" => match word.as_deref() {
+                        Some("true") => s.output_exact = Some(true),
+                        Some("false") => s.output_exact = Some(false),
+                        _ => self.err(f.value.span, "`output_exact` is `true` or `false`"),
+                    },
                     "linear_solver" => match word.as_deref() {
                         Some("sparse" | "dense") => s.linear_solver = word,
                         _ => self.err(f.value.span, "`linear_solver` is `sparse` or `dense`"),

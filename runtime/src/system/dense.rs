@@ -49,14 +49,28 @@ impl System {
         if self.dense.every <= 0.0 {
             return;
         }
-        let t_end = self.t_new + 1e-12 * self.t_new.abs().max(1.0);
-        while self.dense.next() <= t_end && self.dense.next() <= settings.end {
+        // A row at the end of the step is written from the accepted state (after
+        // `Post`, see `dense_row_at_step`).
+        let t_end = self.t_new - 1e-12 * self.t_new.abs().max(1.0);
+        while self.dense.next() < t_end && self.dense.next() <= settings.end {
             let t_out = self.dense.next();
             let theta = ((t_out - self.t) / h).clamp(0.0, 1.0);
             self.interpolate(settings, h, theta);
             self.dense.t = t_out;
             self.outputs_from(true);
             sink.row(t_out, &self.row);
+            self.dense.k += 1;
+        }
+    }
+
+    /// The row of an output time that the accepted step reached (to round-off).
+    pub(super) fn dense_row_at_step(&mut self, sink: &mut dyn ResultSink) {
+        if self.dense.every <= 0.0 {
+            return;
+        }
+        if (self.dense.next() - self.t).abs() <= 1e-12 * self.t.abs().max(1.0) {
+            self.outputs();
+            sink.row(self.dense.next(), &self.row);
             self.dense.k += 1;
         }
     }

@@ -388,7 +388,11 @@ impl System {
                 let a_new = (1.0 + ap) * self.x[i] - ap * self.vd[i];
                 self.r[i] = k_smooth * (a_new - self.history(i));
             }
-            self.project_error();
+            // Not in the first step: there a_0 = v̇_0 is no history yet, and from rest
+            // the tangential error can vanish while the step is far too large.
+            if self.h_prev > 0.0 {
+                self.project_error();
+            }
         }
         let ratio = |s: &Self, i: usize| -> f64 {
             if smooth {

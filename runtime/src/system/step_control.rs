@@ -238,6 +238,9 @@ impl System {
                             self.step_times.push(t0.elapsed().as_secs_f64());
                         }
                     }
+                    if let Some(s) = sink.as_deref_mut() {
+                        self.dense_row_at_step(s);
+                    }
                     report.substeps += 1;
                     report.correction = corr;
                     self.stats.max_correction = self.stats.max_correction.max(corr);
@@ -323,7 +326,10 @@ impl System {
             correction: 0.0,
         };
         let mut k: u64 = (self.t / settings.output_every.max(f64::MIN_POSITIVE)).floor() as u64 + 1;
-        let dense = settings.output_every > 0.0 && !settings.output_exact;
+        // Fixed steps land on the grid as before (time t_n is exact there, and a
+        // step that divides the interval loses nothing).
+        let dense =
+            settings.output_every > 0.0 && !settings.output_exact && settings.adaptive.is_some();
         self.dense.every = if dense { settings.output_every } else { 0.0 };
         self.dense.k = k;
         if dense {
