@@ -174,9 +174,9 @@ fn pendulum_error(s: &Settings, reference: &[f64]) -> (f64, fdc_runtime::RunStat
 
 #[test]
 fn the_adaptive_error_falls_monotonically_with_the_tolerance() {
-    // Measured (pendulum, tol 1e-4 … 1e-9): errors 3.0e-3, 3.4e-4, 3.9e-5, 3.8e-6,
-    // 3.7e-7, 3.5e-8 (≈ 35 tol: the global error is proportional to the tolerance) in
-    // 430 … 124,659 steps (∝ tol^(−1/2), second order), 11–17 rejected. At 1e-10 the
+    // Measured (pendulum, tol 1e-4 … 1e-9): errors 3.1e-3, 3.7e-4, 4.0e-5, 3.8e-6,
+    // 3.8e-7, 3.4e-8 (≈ 35 tol: the global error is proportional to the tolerance) in
+    // 403 … 124,628 steps (∝ tol^(−1/2), second order), 10–25 rejected. At 1e-10 the
     // error of the reference (fixed h = 1e-5) dominates.
     let base = Settings {
         end: 3.2,
