@@ -3,7 +3,7 @@
 //! a constraint) and a torque-free asymmetric rigid body (on the Lie group). Errors
 //! are the largest deviation over the rows (every 0.05 s) from a run with a fixed step
 //! 50× smaller than the smallest below. Run with
-//! `cargo bench -p fdc-runtime --bench work_precision`; prints a markdown table for
+//! `cargo test -p fdc-runtime --bench work_precision` (or `cargo bench`); prints a table for
 //! docs/performance.md. Not a test: nothing is asserted.
 
 #[path = "../tests/common/mod.rs"]
