@@ -75,7 +75,7 @@ fn main() {
                 },
             )
             .0;
-            let mut row = |label: String, s: &Settings| {
+            let row = |label: String, s: &Settings| {
                 let (ch, steps, wall) = run(case, s);
                 println!(
                     "| {} | {form:?} | {label} | {steps} | {:.2e} | {:.1} |",
