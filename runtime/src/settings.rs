@@ -61,13 +61,28 @@ pub const KEEP_MATRIX_RATE: f64 = 0.1;
 /// ε of the legacy Newton criterion when the run has no error tolerance.
 pub const LEGACY_DEFAULT_EPS: f64 = 1e-6;
 
-/// Weights of the local error estimate (theory §8).
+/// Weights of the local error estimate (theory §8; docs/runtime.md "Error estimate").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ErrorWeights {
-    /// w_i = 1 + max(s_n,i, s_n+1,i) with the element scales.
+    /// The usual mixed test: component i may err by atol + rtol·max(s_n,i, s_n+1,i)
+    /// with the element scales s (rtol = `adaptive`, atol = `atol` or rtol).
     #[default]
     Mixed,
-    /// w_i = max(1, largest s_i so far).
+    /// The legacy solver's w_i = max(1, largest s_i so far), times rtol.
+    Legacy,
+}
+
+/// How the local error is measured and turned into the next step
+/// (docs/runtime.md "Error estimate and step size").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum StepControl {
+    /// The local position error of the scheme per unit step (global error ∝ tol),
+    /// the Newmark history rescaled to every new step size, and Söderlind's smooth
+    /// H211b digital-filter controller with a limited step ratio.
+    #[default]
+    Smooth,
+    /// The legacy solver: error per step with the constant β − 1/(6(1+α)), no
+    /// rescaling of the history, h := 0.9 h θ^(−1/6) (growth ≤ 5×), halving on rejection.
     Legacy,
 }
 
@@ -79,12 +94,19 @@ pub struct Settings {
     pub step: f64,
     /// Interval of result rows; 0 writes a row after every accepted step.
     pub output_every: f64,
+    /// With `adaptive`: land on every output time (shorter steps) instead of
+    /// interpolating the rows within the accepted steps. Fixed steps always land.
+    pub output_exact: bool,
     /// HHT α in [−1/3, 0].
     pub alpha: f64,
     pub form: Form,
     pub newton: Newton,
-    /// Error tolerance ε of the step size control; `None` runs with the fixed step.
+    /// Error tolerance ε of the step size control (the relative tolerance rtol);
+    /// `None` runs with the fixed step.
     pub adaptive: Option<f64>,
+    /// Absolute tolerance of the mixed weights; `None` takes rtol.
+    pub atol: Option<f64>,
+    pub control: StepControl,
     /// A step below this ends the run with an error; no accepted step is shorter
     /// (and none is 0: the floor is at least 16 ε_machine max(|t|, 1)).
     pub step_min: f64,
@@ -126,10 +148,13 @@ impl Default for Settings {
             end: 1.0,
             step: 1e-3,
             output_every: 1e-2,
+            output_exact: false,
             alpha: -0.05,
             form: Form::default(),
             newton: Newton::default(),
             adaptive: None,
+            atol: None,
+            control: StepControl::Smooth,
             step_min: 1e-12,
             step_max: f64::INFINITY,
             linear: LinearSolverKind::default(),
@@ -171,6 +196,11 @@ impl Settings {
         if let Some(tol) = self.adaptive {
             if !pos(tol) {
                 return Err(format!("error tolerance {tol} must be positive"));
+            }
+        }
+        if let Some(atol) = self.atol {
+            if !pos(atol) {
+                return Err(format!("absolute tolerance {atol} must be positive"));
             }
         }
         if !(self.step_min >= 0.0 && self.step_min <= self.step) {
@@ -217,6 +247,11 @@ impl Settings {
                 "output_every",
                 format!("{:e}", d.output_every),
                 "row interval [s]",
+            ),
+            (
+                "output_exact",
+                format!("{}", d.output_exact),
+                "land on output times (else interpolate)",
             ),
             ("alpha", format!("{}", d.alpha), "HHT alpha in [-1/3, 0]"),
             ("form", "arnold_bruls".into(), "HHT form"),

@@ -5,7 +5,7 @@
 //! limits. `v2` runs the same model on the Lie group with today's defaults (Arnold–
 //! Bruls form, velocity Newton criterion, mixed weights) and the same step control.
 
-use fdc_runtime::{ErrorWeights, Settings};
+use fdc_runtime::{ErrorWeights, Settings, StepControl};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Profile {
@@ -55,6 +55,7 @@ impl Profile {
     pub fn apply(self, s: &mut Settings, extras: Option<&fdc_fds::SolverExtras>) {
         if self == Profile::Legacy {
             s.weights = ErrorWeights::Legacy;
+            s.control = StepControl::Legacy;
             if let Some(x) = extras {
                 s.max_newton_iterations = x.max_newton_iterations;
                 s.iter_noqv = x.iter_noqv;

@@ -72,6 +72,7 @@ pub fn runtime_settings(model: &fdc_lower::Settings, o: &Overrides) -> Result<Se
             .output_every
             .or(model.output_every)
             .unwrap_or(d.output_every),
+        output_exact: model.output_exact.unwrap_or(d.output_exact),
         alpha: o.alpha.or(model.alpha).unwrap_or(d.alpha),
         form: match o.form.as_deref().or(model.form.as_deref()) {
             Some(w) => form(w)?,

@@ -437,6 +437,7 @@ pub const SIM_SETTINGS: &[(&str, SimValue)] = &[
     ("end", SimValue::Scalar),
     ("step", SimValue::Scalar),
     ("output_every", SimValue::Scalar),
+    ("output_exact", SimValue::Names(&["true", "false"])),
     ("alpha", SimValue::Scalar),
     ("adaptive", SimValue::Scalar),
     ("step_min", SimValue::Scalar),

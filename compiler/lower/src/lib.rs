@@ -128,6 +128,8 @@ pub struct Settings {
     pub end: Option<f64>,
     pub step: Option<f64>,
     pub output_every: Option<f64>,
+    /// `true`: land on output times instead of interpolating rows.
+    pub output_exact: Option<bool>,
     pub alpha: Option<f64>,
     /// `arnold_bruls` or `negrut`.
     pub form: Option<String>,

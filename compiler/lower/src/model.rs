@@ -122,6 +122,10 @@ impl<'a> Lowering<'a> {
                         }
                         s.given = names;
                     }
+                    "output_exact" => match word.as_deref() {
+                        Some(w @ ("true" | "false")) => s.output_exact = Some(w == "true"),
+                        _ => self.err(f.value.span, "`output_exact` is `true` or `false`"),
+                    },
                     "linear_solver" => match word.as_deref() {
                         Some("sparse" | "dense") => s.linear_solver = word,
                         _ => self.err(f.value.span, "`linear_solver` is `sparse` or `dense`"),

@@ -14,7 +14,8 @@ use crate::error::{quoted, Culprit, RuntimeError, SimError, SimErrorKind};
 use crate::linear::{make_solver, LinearSolver, LinearSolverKind};
 use crate::model::{Model, RuntimeInput};
 use crate::settings::{
-    ErrorWeights, Form, Newton, Predictor, Settings, KEEP_MATRIX_RATE, LEGACY_DEFAULT_EPS,
+    ErrorWeights, Form, Newton, Predictor, Settings, StepControl, KEEP_MATRIX_RATE,
+    LEGACY_DEFAULT_EPS,
 };
 use crate::table::{Block, ElementType, FunctionTable, Role, ABI_VERSION};
 use std::time::Instant;
@@ -99,13 +100,14 @@ macro_rules! trial_view {
 }
 
 enum Outcome {
-    Accepted {
-        theta: f64,
-    },
-    /// `singular`: the iteration matrix was singular at this unknown.
+    /// `err`: the normalized local error (0 without `adaptive`).
+    Accepted { err: f64 },
+    /// `singular`: the iteration matrix was singular at this unknown; `err`: the
+    /// normalized local error if the error test rejected the step.
     Rejected {
         cause: String,
         singular: Option<usize>,
+        err: Option<f64>,
     },
 }
 
@@ -171,6 +173,10 @@ pub struct System {
     /// Watches the accepted states for divergence.
     monitor: diverge::Monitor,
     h: f64,
+    /// The step size controller's memory.
+    ctrl: step_control::Control,
+    /// Rows between steps.
+    dense: dense::Dense,
     stats: RunStats,
     step_times: Vec<f64>,
     /// Largest correction per body of the initial position assembly.
@@ -187,6 +193,7 @@ fn two_norm(x: &[f64]) -> f64 {
 
 mod assemble;
 mod culprit;
+mod dense;
 mod diverge;
 mod eval;
 mod ic;

@@ -40,9 +40,19 @@ fn form_alphas(settings: &Settings) -> (f64, f64) {
     }
 }
 
-/// The local error constant of the HHT displacement, β − 1/(6(1+α)) (theory §8).
+/// The legacy solver's error constant β − 1/(6(1+α)) (theory §8).
 fn error_constant(settings: &Settings) -> f64 {
     settings.beta_gamma().0 - 1.0 / (6.0 * (1.0 + settings.alpha))
+}
+
+/// Position errors below this many ε_machine (1 + scale) are round-off.
+const ROUNDOFF: f64 = 64.0 * f64::EPSILON;
+
+/// The local error constant C of the positions, e = C h³ q⃛ + O(h⁴): with a_n ≈
+/// q̈(t_n + αh), Δ = h v_n + h²((½ − β) a_n + β a_{n+1}) = h v_n + h²q̈/2 + (β + α/2) h³ q⃛,
+/// so C = β + α/2 − 1/6 (= 1/12 + α²/4 for HHT's β = (1 − α)²/4); docs/runtime.md.
+fn local_error_constant(settings: &Settings) -> f64 {
+    settings.beta_gamma().0 + 0.5 * settings.alpha - 1.0 / 6.0
 }
 
 impl System {
@@ -75,6 +85,7 @@ impl System {
                     return Ok(Outcome::Rejected {
                         cause,
                         singular: Some(i),
+                        err: None,
                     });
                 }
             }
@@ -87,6 +98,7 @@ impl System {
                     return Ok(Outcome::Rejected {
                         cause,
                         singular: None,
+                        err: None,
                     })
                 }
             }
@@ -99,6 +111,7 @@ impl System {
                 self.largest_correction()
             ),
             singular: None,
+            err: None,
         })
     }
 
@@ -109,11 +122,12 @@ impl System {
         let (ap, alpha_negrut) = form_alphas(settings);
         let (nv, h) = (self.nv, c.h);
         self.t_new = self.t + h;
+        self.ctrl.shift = self.history_shift(settings, h);
         for i in 0..nv {
+            let a = self.history(i);
             self.delta_pred[i] =
-                h * self.v[i] + h * h * ((0.5 - beta) * self.acc[i] - beta * ap * self.vd[i]);
-            self.v_pred[i] =
-                self.v[i] + h * ((1.0 - gamma) * self.acc[i] - gamma * ap * self.vd[i]);
+                h * self.v[i] + h * h * ((0.5 - beta) * a - beta * ap * self.vd[i]);
+            self.v_pred[i] = self.v[i] + h * ((1.0 - gamma) * a - gamma * ap * self.vd[i]);
         }
         let legacy = matches!(settings.newton, Newton::Legacy);
         self.x[..nv].copy_from_slice(&self.vd);
@@ -310,37 +324,114 @@ impl System {
         Verdict::Continue
     }
 
-    /// The local error test of `adaptive` (theory §8) on the converged step.
+    /// The Newmark history a_n (the pseudo-acceleration, or v̇_n in the Negrut form)
+    /// carried to the step size of the trial step: a_n approximates q̈(t_n + α h)
+    /// with the h of the step that made it, so a step of another size shifts it by
+    /// α (h − h_prev) q⃛ ≈ α (h/h_prev − 1)(v̇_n − v̇_{n−1}) (docs/runtime.md).
+    fn history_shift(&self, settings: &Settings, h: f64) -> f64 {
+        if settings.control == StepControl::Legacy || self.h_prev == 0.0 || self.same_step(h) {
+            return 0.0;
+        }
+        settings.alpha * (h / self.h_prev - 1.0)
+    }
+
+    /// a_n of dof i for the trial step (see [`System::history_shift`]).
+    fn history(&self, i: usize) -> f64 {
+        self.acc[i] + self.ctrl.shift * (self.vd[i] - self.x_prev[i])
+    }
+
+    /// Removes from the error estimate in r[..nv] its part normal to the constraints:
+    /// Φ(q_{n+1}) = 0 holds to round-off, so the positions err only along the
+    /// constraint manifold, while v̇ there carries the multipliers' parasitic
+    /// oscillation of index-3 HHT (which the error must not chase: shrinking h feeds
+    /// it). With the factorized iteration matrix J = [M̂ Bᵀ; B 0] of the step,
+    /// J [z; μ] = [0; B e] gives the M̂-orthogonal normal part z; e − z stays in r.
+    fn project_error(&mut self) {
+        let nv = self.nv;
+        if self.nl == 0 {
+            return;
+        }
+        self.r[nv..].fill(0.0);
+        self.jp
+            .mul(&self.jv[..self.jp.nnz()], &self.r, &mut self.dx);
+        self.dx[..nv].fill(0.0);
+        let solver = self.js.as_mut().expect("solvers exist after initialize");
+        solver.solve(&mut self.dx);
+        for i in 0..nv {
+            self.r[i] -= self.dx[i];
+        }
+    }
+
+    /// The local error test of `adaptive` (theory §8) on the converged step: the
+    /// normalized error err (RMS over the velocity dofs), accepted if err ≤ 1.
     fn estimate(&mut self, settings: &Settings, c: &Coefficients) -> Outcome {
         let Some(tol) = settings.adaptive else {
-            return Outcome::Accepted { theta: 0.0 };
+            return Outcome::Accepted { err: 0.0 };
         };
         let nv = self.nv;
         self.scales(true);
         self.weights(settings, true);
-        let k = error_constant(settings) * c.h * c.h / tol;
-        let sum: f64 = (0..nv)
-            .map(|i| (k * (self.x[i] - self.vd[i]) / self.w[i]).powi(2))
-            .sum();
-        let theta = if nv > 0 { sum / nv as f64 } else { 0.0 };
-        if theta.is_finite() && theta <= 1.0 {
-            return Outcome::Accepted { theta };
+        let (ap, _) = form_alphas(settings);
+        let h = c.h;
+        // Per dof: the estimated error e_i and the error it may have.
+        let smooth = settings.control == StepControl::Smooth;
+        let mixed = settings.weights == ErrorWeights::Mixed;
+        let atol = settings.atol.unwrap_or(tol);
+        let k_smooth = local_error_constant(settings) * h * h;
+        // Equal error per step tol^(3/2) w: see docs/runtime.md (the fewest steps for
+        // a global error ∝ tol).
+        let per_step = tol.sqrt();
+        let k_legacy = error_constant(settings) * h * h;
+        if smooth {
+            // e_i = C h² (a_{n+1} − a_n): the local position error, in r[..nv].
+            for i in 0..nv {
+                let a_new = (1.0 + ap) * self.x[i] - ap * self.vd[i];
+                self.r[i] = k_smooth * (a_new - self.history(i));
+            }
+            // Not in the first step: there a_0 = v̇_0 is no history yet, and from rest
+            // the tangential error can vanish while the step is far too large.
+            if self.h_prev > 0.0 {
+                self.project_error();
+            }
+        }
+        let ratio = |s: &Self, i: usize| -> f64 {
+            if smooth {
+                let e = s.r[i];
+                let scale = s.scale_n[i].max(s.scale_t[i]);
+                let allowed = per_step
+                    * if mixed {
+                        atol + tol * scale
+                    } else {
+                        tol * s.w[i]
+                    };
+                // A position error at the round-off of the coordinates is no error
+                // (index-3 accelerations carry round-off ε/h²).
+                e / allowed.max(ROUNDOFF * (1.0 + scale))
+            } else {
+                k_legacy * (s.x[i] - s.vd[i]) / (tol * s.w[i])
+            }
+        };
+        let sum: f64 = (0..nv).map(|i| ratio(self, i).powi(2)).sum();
+        let err = if nv > 0 {
+            (sum / nv as f64).sqrt()
+        } else {
+            0.0
+        };
+        if err.is_finite() && err <= 1.0 {
+            return Outcome::Accepted { err };
         }
         let i = (0..nv)
-            .max_by(|&a, &b| {
-                let ea = ((self.x[a] - self.vd[a]) / self.w[a]).abs();
-                let eb = ((self.x[b] - self.vd[b]) / self.w[b]).abs();
-                ea.total_cmp(&eb)
-            })
+            .max_by(|&a, &b| ratio(self, a).abs().total_cmp(&ratio(self, b).abs()))
             .unwrap_or(0);
         Outcome::Rejected {
             cause: format!(
-                "local error {theta:.3e} > 1, largest at {} (elements acting on it: {}) in the step to t = {}",
+                "local error {err:.3e} > 1, largest at {} (elements acting on it: {}) in the step to t = {}",
                 self.labels[i],
                 quoted(&self.acting_on(i)),
                 self.t_new
             ),
             singular: None,
+            err: Some(err),
         }
     }
 }

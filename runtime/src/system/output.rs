@@ -81,19 +81,38 @@ pub const MAX_TIMED_STEPS: usize = 1 << 20;
 impl System {
     /// Evaluates the output channels at the accepted state into the row buffer.
     pub(super) fn outputs(&mut self) {
+        self.outputs_from(false);
+    }
+
+    /// The output channels of the accepted state, or (`dense`) of the state
+    /// interpolated for a row between steps.
+    pub(super) fn outputs_from(&mut self, dense: bool) {
         let c = Coefficients::at_rest(self.h);
-        let w = accepted_view!(self);
+        let nv = self.nv;
+        let w = &if dense {
+            let d = &self.dense;
+            View {
+                q: &d.q,
+                v: &d.v,
+                vd: &d.x[..nv],
+                lam: &d.x[nv..],
+                delta: &self.zeros_v,
+                t: d.t,
+            }
+        } else {
+            accepted_view!(self)
+        };
         let types = &self.table.types;
         let mut o = 0;
         for e in &self.inst {
             let ty = &types[e.ty];
             if !ty.outputs.is_empty() {
-                call(types, e, Role::Out, &mut self.s, &w, &c);
+                call(types, e, Role::Out, &mut self.s, w, &c);
                 self.row[o..o + ty.outputs.len()].copy_from_slice(&self.s.out[..ty.outputs.len()]);
                 o += ty.outputs.len();
             }
             for &l in &e.lambda_map {
-                self.row[o] = self.lam[l];
+                self.row[o] = w.lam[l];
                 o += 1;
             }
         }

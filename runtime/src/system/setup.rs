@@ -402,6 +402,8 @@ impl System {
             initialized: false,
             monitor: Default::default(),
             h: 0.0,
+            ctrl: Default::default(),
+            dense: dense::Dense::new(nq, nv, nx),
             stats: RunStats::default(),
             step_times: Vec::new(),
             corrections: Vec::new(),

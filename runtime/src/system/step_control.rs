@@ -2,6 +2,58 @@
 
 use super::*;
 
+/// Söderlind's H211b filter (b = 4): ρ = ê_n^(−1/(bk)) ê_{n−1}^(−1/(bk)) ρ_{n−1}^(−1/b)
+/// with ê = err/TARGET and k = 3, the order of the local error in h.
+const FILTER_B: f64 = 4.0;
+const ERROR_ORDER: f64 = 3.0;
+/// The controller aims at this normalized error, so that few steps fail the test.
+const TARGET: f64 = 0.5;
+/// Limits of the ratio of successive steps (after the smooth limiter 1 + atan(ρ − 1)).
+const RATIO_MIN: f64 = 0.2;
+const RATIO_MAX: f64 = 2.0;
+
+/// The memory of the step size controller.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Control {
+    /// The history shift of the trial step (see `System::history_shift`).
+    pub shift: f64,
+    /// ê and the step ratio of the last accepted step (0: none since the start or a
+    /// rejection).
+    pub err_prev: f64,
+    pub ratio_prev: f64,
+    /// The last attempt was rejected: the next step does not grow.
+    pub rejected: bool,
+}
+
+impl Control {
+    /// The ratio of the next step to the accepted step of normalized error `err`.
+    pub fn accepted(&mut self, err: f64) -> f64 {
+        let e = (err / TARGET).max(1e-6);
+        let k = FILTER_B * ERROR_ORDER;
+        let raw = if self.err_prev > 0.0 {
+            e.powf(-1.0 / k) * self.err_prev.powf(-1.0 / k) * self.ratio_prev.powf(-1.0 / FILTER_B)
+        } else {
+            // No history: the elementary (deadbeat-damped) controller.
+            e.powf(-1.0 / (2.0 * ERROR_ORDER))
+        };
+        let mut ratio = (1.0 + (raw - 1.0).atan()).clamp(RATIO_MIN, RATIO_MAX);
+        if self.rejected {
+            ratio = ratio.min(1.0);
+        }
+        self.err_prev = e;
+        self.ratio_prev = ratio;
+        self.rejected = false;
+        ratio
+    }
+
+    /// The ratio of the retry to a step the error test rejected with `err`.
+    pub fn rejected(&mut self, err: f64) -> f64 {
+        self.rejected = true;
+        self.err_prev = 0.0;
+        (0.9 * (err / TARGET).powf(-1.0 / ERROR_ORDER)).clamp(RATIO_MIN, 0.9)
+    }
+}
+
 impl System {
     /// The last accepted step had the size h (up to the round-off of the last step
     /// before an output time, which is computed as a difference of times).
@@ -110,6 +162,38 @@ impl System {
         }
     }
 
+    /// The size of the step after an accepted one of size h and normalized error err
+    /// (`hit`: h was cut to land on an output time).
+    fn next_step(&mut self, settings: &Settings, h: f64, err: f64, hit: bool) {
+        if settings.adaptive.is_none() {
+            if !hit || h >= self.h {
+                self.h = (2.0 * self.h).min(settings.step);
+            }
+            return;
+        }
+        let floor = self.h_floor(settings);
+        match settings.control {
+            StepControl::Legacy => {
+                // Controller of the legacy solver, growth limited to 5×.
+                let factor = if err > 0.0 {
+                    0.9 * err.powf(-1.0 / 3.0)
+                } else {
+                    5.0
+                };
+                self.h = (h * factor.min(5.0)).min(settings.step_max).max(floor);
+            }
+            StepControl::Smooth => {
+                // A step cut short to land on an output time says little about the
+                // step the controller wants: it keeps its proposal and its memory.
+                if hit && h < self.h {
+                    return;
+                }
+                let ratio = self.ctrl.accepted(err);
+                self.h = (h * ratio).min(settings.step_max).max(floor);
+            }
+        }
+    }
+
     /// Integrates from the accepted state to `t_stop` exactly, with step control.
     // SimError carries the statistics by value; the error path is cold.
     #[allow(clippy::result_large_err)]
@@ -137,7 +221,10 @@ impl System {
                 .map_err(|k| self.sim_error(k))?;
             report.newton_iterations += iters;
             match outcome {
-                Outcome::Accepted { theta } => {
+                Outcome::Accepted { err } => {
+                    if let Some(s) = sink.as_deref_mut() {
+                        self.dense_rows(settings, h, s);
+                    }
                     self.accept(settings, h);
                     if let Some((i, g)) = self.monitor.check(&self.v, &self.lam) {
                         return Err(self.sim_error(self.diverged(i, g, None)));
@@ -151,22 +238,13 @@ impl System {
                             self.step_times.push(t0.elapsed().as_secs_f64());
                         }
                     }
+                    if let Some(s) = sink.as_deref_mut() {
+                        self.dense_row_at_step(s);
+                    }
                     report.substeps += 1;
                     report.correction = corr;
                     self.stats.max_correction = self.stats.max_correction.max(corr);
-                    if settings.adaptive.is_some() {
-                        // Controller of the legacy solver, growth limited to 5×.
-                        let factor = if theta > 0.0 {
-                            0.9 * theta.powf(-1.0 / 6.0)
-                        } else {
-                            5.0
-                        };
-                        self.h = (h * factor.min(5.0))
-                            .min(settings.step_max)
-                            .max(self.h_floor(settings));
-                    } else if !hit || h >= self.h {
-                        self.h = (2.0 * self.h).min(settings.step);
-                    }
+                    self.next_step(settings, h, err, hit);
                     if let Some(s) = sink.as_deref_mut() {
                         if settings.output_every == 0.0 {
                             self.outputs();
@@ -174,9 +252,20 @@ impl System {
                         }
                     }
                 }
-                Outcome::Rejected { cause, singular } => {
+                Outcome::Rejected {
+                    cause,
+                    singular,
+                    err,
+                } => {
                     self.stats.rejected += 1;
-                    self.h = h / 2.0;
+                    self.h = match (settings.control, err) {
+                        (StepControl::Smooth, Some(e)) => h * self.ctrl.rejected(e),
+                        _ => {
+                            self.ctrl.rejected = true;
+                            self.ctrl.err_prev = 0.0;
+                            h / 2.0
+                        }
+                    };
                     if self.h < self.h_floor(settings) {
                         let kind = self.below_minimum(settings, cause, singular);
                         return Err(self.sim_error(self.or_diverged(kind)));
@@ -209,7 +298,9 @@ impl System {
     }
 
     /// Initializes (if needed) and integrates to `settings.end`, writing a row at t = 0
-    /// and at every output time (every accepted step if `output_every` is 0).
+    /// and at every output time (every accepted step if `output_every` is 0). Rows
+    /// between steps are interpolated (`system/dense.rs`) unless `output_exact`, which
+    /// shortens steps to land on the output times.
     // SimError carries the statistics by value; the error path is cold.
     #[allow(clippy::result_large_err)]
     pub fn run(
@@ -235,6 +326,22 @@ impl System {
             correction: 0.0,
         };
         let mut k: u64 = (self.t / settings.output_every.max(f64::MIN_POSITIVE)).floor() as u64 + 1;
+        // Fixed steps land on the grid as before (time t_n is exact there, and a
+        // step that divides the interval loses nothing).
+        let dense =
+            settings.output_every > 0.0 && !settings.output_exact && settings.adaptive.is_some();
+        self.dense.every = if dense { settings.output_every } else { 0.0 };
+        self.dense.k = k;
+        if dense {
+            // Rows between steps are interpolated; only `end` is landed on.
+            self.advance_to(settings, settings.end, Some(&mut *sink), &mut report)?;
+            let last = (self.dense.k - 1) as f64 * settings.output_every;
+            if settings.end - last > 1e-12 * settings.end.abs().max(1.0) {
+                self.outputs();
+                sink.row(self.t, &self.row);
+            }
+            return Ok(self.final_stats());
+        }
         while settings.end - self.t > 1e-12 * settings.end.abs().max(1.0) {
             let t_stop = if settings.output_every > 0.0 {
                 (k as f64 * settings.output_every).min(settings.end)
