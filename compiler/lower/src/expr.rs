@@ -524,7 +524,9 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 }
                 _ => Err("`clamp` takes three scalars (x, lo, hi)".into()),
             },
-            B::Initial | B::AtTime | B::Rate => Err(format!("`{f}` is a form, not a function")),
+            B::Initial | B::AtTime | B::Rate | B::Tir => {
+                Err(format!("`{f}` is a form, not a function"))
+            }
         }
     }
 
