@@ -321,7 +321,8 @@ fn mf52_forces_match_an_independent_implementation_over_slip_load_and_camber() {
     for &kappa in &[-1.0, -0.3, -0.05, 0.0, 0.01, 0.1, 0.4, 1.0] {
         for &alpha in &[-20.0, -7.0, -1.0, 0.0, 0.5, 4.0, 12.0, 20.0] {
             for &load in &[-0.05, 0.0, 0.2, 1.0, 1.6, 2.0] {
-                for &gamma in &[-5.0, 0.0, 2.0, 5.0] {
+                // The road's tilt across the heading adds 1.25° to the camber.
+                for &gamma in &[-6.5, 0.0, 2.0, 5.0] {
                     let x = 3.0 + n as f64 / 500.0;
                     let (q, wh) = wheel_state(
                         &c,
@@ -355,7 +356,12 @@ fn mf52_forces_match_an_independent_implementation_over_slip_load_and_camber() {
         lo[5],
         hi[5]
     );
-    assert!(lo[2] < -4.8 * deg && hi[2] > 4.8 * deg, "camber");
+    assert!(
+        lo[2] < -4.8 * deg && hi[2] > 4.8 * deg,
+        "camber {} {}",
+        lo[2],
+        hi[2]
+    );
     // Saturation: the lateral peak is near μ PDY1 (with the road's μ 1.0).
     assert!(peak > 0.8 && peak < 1.3, "peak |Fy|/Fz {peak}");
     // Every moment is exercised (none is identically zero over the sweep).
