@@ -15,4 +15,5 @@ pub const FILES: &[(&str, &str)] = &[
     ("measures.fd", include_str!("../measures.fd")),
     ("roads.fd", include_str!("../roads.fd")),
     ("tyres.fd", include_str!("../tyres.fd")),
+    ("mf52.fd", include_str!("../mf52.fd")),
 ];

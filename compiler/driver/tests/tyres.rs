@@ -6,35 +6,8 @@
 
 mod common;
 
+use common::wheel::*;
 use common::{build_text, channel, simulate};
-use fdc_diff::Role;
-use fdc_driver::pipeline::{front, render, BuildError};
-use fdc_ir::interp::eval;
-
-type V3 = [f64; 3];
-
-fn add(a: V3, b: V3) -> V3 {
-    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
-}
-fn sub(a: V3, b: V3) -> V3 {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-fn mul(s: f64, a: V3) -> V3 {
-    [s * a[0], s * a[1], s * a[2]]
-}
-fn dot(a: V3, b: V3) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-fn cross(a: V3, b: V3) -> V3 {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
-fn unit(a: V3) -> V3 {
-    mul(1.0 / dot(a, a).sqrt(), a)
-}
 
 /// The parameters the test model gives its tyre (non-default where it matters).
 #[derive(Clone, Copy)]
@@ -204,14 +177,34 @@ fn model() -> String {
     )
 }
 
-/// A wheel state: centre, rotation matrix (columns = body axes), centre velocity and
-/// angular velocity (global); the body's axis is its y axis.
-#[derive(Clone, Copy)]
-struct Wheel {
-    c: V3,
-    rot: [V3; 3],
-    vc: V3,
-    w: V3,
+/// The tyre of the test model, evaluated by the interpreter.
+struct Tyred(Lowered);
+
+impl Tyred {
+    fn new(text: &str) -> Tyred {
+        Tyred(Lowered::new(text))
+    }
+
+    /// Everything the tyre reports and applies at `wh` (quaternion `q`).
+    fn result(&self, q: [f64; 4], wh: &Wheel) -> Result {
+        let l = self.0.loads(q, wh);
+        let ch = |n: &str| self.0.channel(&l.out, n);
+        Result {
+            kappa: ch("slip"),
+            alpha: ch("slip_angle"),
+            gamma: ch("camber"),
+            fx: ch("fx"),
+            fy: ch("fy"),
+            fz: ch("fz"),
+            mz: ch("mz"),
+            my: ch("my"),
+            p: [ch("contact.x"), ch("contact.y"), ch("contact.z")],
+            h: ch("road_height"),
+            mu: ch("friction"),
+            force: l.force,
+            moment: l.moment,
+        }
+    }
 }
 
 /// What the tyre reports, and the load it applies (force, moment about the centre).
@@ -240,34 +233,22 @@ fn mf(b: f64, c: f64, e: f64, x: f64) -> f64 {
 
 /// The tyre law written from docs/vehicle.md, independently of the fd source.
 fn reference(t: &Tyre, wh: &Wheel) -> Result {
-    let (h, gx, gy, mu) = Road::at(wh.c[0], wh.c[1]);
-    let a = wh.rot[1];
-    let n = unit([-gx, -gy, 1.0]);
-    let ex = unit(cross(a, n));
-    let ey = cross(n, ex);
-    let sin_g = dot(n, a);
-    let er = unit(sub(n, mul(sin_g, a)));
-    // Distance from the centre to the plane through (x, y, h) with normal n, along −er.
-    let rho = n[2] * (wh.c[2] - h) / dot(n, er);
-    let p = sub(wh.c, mul(rho, er));
-    let delta = t.radius - rho;
-    // δ̇ = −ρ̇, by the chain rule through centre height, road under it and axis.
-    let eps = 1e-7;
-    let moved = |s: f64| {
-        let c = add(wh.c, mul(s, wh.vc));
-        let rot = wh.rot.map(|col| add(col, mul(s, cross(wh.w, col))));
-        let (h, gx, gy, _) = Road::at(c[0], c[1]);
-        let n = unit([-gx, -gy, 1.0]);
-        let a = unit(rot[1]);
-        let er = unit(sub(n, mul(dot(n, a), a)));
-        n[2] * (c[2] - h) / dot(n, er)
-    };
-    let delta_dot = -(moved(eps) - moved(-eps)) / (2.0 * eps);
-    let x = (t.kz * delta + t.cz * delta_dot) / t.fs;
-    let fz = t.fs * if x > 36.0 { x } else { x.exp().ln_1p() };
-    let vp = add(wh.vc, cross(wh.w, sub(p, wh.c)));
-    let vx = dot(wh.vc, ex);
-    let vref = (vx * vx + t.v_eps * t.v_eps).sqrt();
+    let k = contact(&Road::at, wh, (t.radius, t.kz, t.cz, t.fs, t.v_eps));
+    let Contact {
+        a,
+        n,
+        ex,
+        ey,
+        rho,
+        p,
+        h,
+        mu,
+        fz,
+        vp,
+        vx,
+        vref,
+        sin_g,
+    } = k;
     let kappa = -dot(vp, ex) / vref;
     let alpha = (-dot(vp, ey) / vref).atan();
     let gamma = sin_g.asin();
@@ -312,130 +293,6 @@ fn reference(t: &Tyre, wh: &Wheel) -> Result {
         mu,
         force,
         moment,
-    }
-}
-
-/// Quaternion (scalar first) of Rz(ψ) Rx(γ): steer ψ, then camber γ about the heading.
-fn steer_camber(psi: f64, gamma: f64) -> [f64; 4] {
-    let (cz, sz) = ((psi / 2.0).cos(), (psi / 2.0).sin());
-    let (cx, sx) = ((gamma / 2.0).cos(), (gamma / 2.0).sin());
-    [cz * cx, cz * sx, sz * sx, sz * cx]
-}
-
-/// Columns of the rotation matrix of a unit quaternion.
-fn rotation(q: [f64; 4]) -> [V3; 3] {
-    let [w, x, y, z] = q;
-    [
-        [
-            1.0 - 2.0 * (y * y + z * z),
-            2.0 * (x * y + w * z),
-            2.0 * (x * z - w * y),
-        ],
-        [
-            2.0 * (x * y - w * z),
-            1.0 - 2.0 * (x * x + z * z),
-            2.0 * (y * z + w * x),
-        ],
-        [
-            2.0 * (x * z + w * y),
-            2.0 * (y * z - w * x),
-            1.0 - 2.0 * (x * x + y * y),
-        ],
-    ]
-}
-
-/// The tyre of the test model as the compiler lowered it, evaluated by the interpreter.
-struct Lowered {
-    lowered: fdc_lower::LoweredModel,
-    inst: usize,
-}
-
-impl Lowered {
-    fn new(text: &str) -> Lowered {
-        let dir = std::env::temp_dir().join(format!("fdc-tyre-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("tyre.fd");
-        std::fs::write(&path, text).unwrap();
-        let f = match front(&path, &[]) {
-            Ok(f) => f,
-            Err(BuildError::Model { analysis, extra }) => panic!("{}", render(&analysis, &extra)),
-            Err(BuildError::Backend(e) | BuildError::Usage(e)) => panic!("{e}"),
-        };
-        let _ = std::fs::remove_dir_all(&dir);
-        let inst = f
-            .lowered
-            .instances
-            .iter()
-            .position(|i| i.name == "tyre")
-            .unwrap();
-        Lowered {
-            lowered: f.lowered,
-            inst,
-        }
-    }
-
-    /// (result channels by name, residual) at the wheel state `q`, `v` (local order).
-    fn eval(&self, role: Role, q: &[f64], v: &[f64]) -> Vec<f64> {
-        let l = &self.lowered;
-        let inst = &l.instances[self.inst];
-        let ty = &l.types[inst.type_index];
-        let (func, _) = ty.role(role).unwrap();
-        let zeros = vec![0.0; ty.nv.max(1)];
-        eval(
-            &l.graph,
-            &func.outputs,
-            &[
-                q,
-                v,
-                &zeros,
-                &[],
-                &inst.params,
-                &[0.0, 0.3, 0.6, 1e-3],
-                &zeros,
-                &[0.0],
-            ],
-        )
-        .unwrap()
-    }
-
-    fn channel(&self, values: &[f64], name: &str) -> f64 {
-        let ty = &self.lowered.types[self.lowered.instances[self.inst].type_index];
-        let k = ty.outputs.iter().position(|o| o == name);
-        values[k.unwrap_or_else(|| panic!("no output {name}: {:?}", ty.outputs))]
-    }
-
-    /// Everything the tyre reports and applies at `wh` (quaternion `q`).
-    fn result(&self, q: [f64; 4], wh: &Wheel) -> Result {
-        let rot = rotation(q);
-        let qs = [wh.c[0], wh.c[1], wh.c[2], q[0], q[1], q[2], q[3]];
-        // v = [Ṙ; ω̄] with body components ω̄ = Aᵀω.
-        let wb = [dot(rot[0], wh.w), dot(rot[1], wh.w), dot(rot[2], wh.w)];
-        let vs = [wh.vc[0], wh.vc[1], wh.vc[2], wb[0], wb[1], wb[2]];
-        let out = self.eval(Role::Out, &qs, &vs);
-        let res = self.eval(Role::Res, &qs, &vs);
-        let ch = |n: &str| self.channel(&out, n);
-        // The residual is minus the loads (r_dyn = −Q, docs/diff.md): −[F; Aᵀ M] on
-        // the wheel's [R; θ].
-        let mb = [-res[3], -res[4], -res[5]];
-        let moment = add(
-            add(mul(mb[0], rot[0]), mul(mb[1], rot[1])),
-            mul(mb[2], rot[2]),
-        );
-        Result {
-            kappa: ch("slip"),
-            alpha: ch("slip_angle"),
-            gamma: ch("camber"),
-            fx: ch("fx"),
-            fy: ch("fy"),
-            fz: ch("fz"),
-            mz: ch("mz"),
-            my: ch("my"),
-            p: [ch("contact.x"), ch("contact.y"), ch("contact.z")],
-            h: ch("road_height"),
-            mu: ch("friction"),
-            force: [-res[0], -res[1], -res[2]],
-            moment,
-        }
     }
 }
 
@@ -496,7 +353,7 @@ fn compare(got: &Result, want: &Result, ctx: &str) {
 
 #[test]
 fn tyre_forces_match_an_independent_implementation_over_slip_load_and_camber() {
-    let l = Lowered::new(&model());
+    let l = Tyred::new(&model());
     let deg = std::f64::consts::PI / 180.0;
     let t = TYRE;
     let (mut kr, mut ar, mut fr, mut gr) = ([0.0f64; 2], [0.0f64; 2], [f64::MAX, 0.0], [0.0f64; 2]);
@@ -558,25 +415,10 @@ fn tyre_forces_match_an_independent_implementation_over_slip_load_and_camber() {
     );
 }
 
-/// The largest change between neighbouring difference quotients of `f` over
-/// [s0, s1] at spacing ds, relative to the largest quotient: O(ds) for a function with
-/// a continuous derivative, O(1) at a kink.
-fn derivative_jump(f: &dyn Fn(f64) -> f64, s0: f64, s1: f64, ds: f64) -> f64 {
-    let n = ((s1 - s0) / ds).round() as usize;
-    let vals: Vec<f64> = (0..=n).map(|i| f(s0 + i as f64 * ds)).collect();
-    assert!(
-        vals.iter().all(|v| v.is_finite()),
-        "not finite on [{s0}, {s1}]"
-    );
-    let d: Vec<f64> = vals.windows(2).map(|w| (w[1] - w[0]) / ds).collect();
-    let scale = d.iter().fold(1e-300f64, |m, x| m.max(x.abs()));
-    d.windows(2).fold(0.0f64, |m, w| m.max((w[1] - w[0]).abs())) / scale
-}
-
 /// Every channel along a path through a suspect point has a continuous derivative:
 /// refining the spacing tenfold shrinks the quotients' jumps about tenfold.
 fn assert_smooth(
-    l: &Lowered,
+    l: &Tyred,
     path: &dyn Fn(f64) -> ([f64; 4], Wheel),
     s0: f64,
     s1: f64,
@@ -613,7 +455,7 @@ fn assert_smooth(
 
 #[test]
 fn the_tyre_is_smooth_at_standstill_and_at_lift_off() {
-    let l = Lowered::new(&model());
+    let l = Tyred::new(&model());
     let t = TYRE;
     let deg = std::f64::consts::PI / 180.0;
     // Standstill: forward speed through zero at a little side slip, wheel not turning.
@@ -674,7 +516,7 @@ fn the_road_gradient_is_the_derivative_of_its_height() {
     // the slope the tyre uses, seen through its outputs: with the axis along y the
     // contact point lies below the centre along (n_x, 0, n_z), so (C − P) gives
     // ∂h/∂x = −n_x/n_z, and the camber is asin(n_y).
-    let l = Lowered::new(&model());
+    let l = Tyred::new(&model());
     let t = TYRE;
     let eps = 1e-5;
     for &(x, y) in &[(0.3, 0.2), (2.7, -1.3), (11.0, 0.9), (-4.0, 3.0)] {

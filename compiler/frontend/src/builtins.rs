@@ -39,6 +39,7 @@ pub enum Builtin {
     Initial,
     AtTime,
     Rate,
+    Tir,
 }
 
 /// Whether a call's value depends on the state (coordinates or velocities), which the
@@ -261,6 +262,14 @@ pub const FUNCTIONS: &[BuiltinFn] = {
             "the value of e at t = T in the initial configuration",
         ),
         f(Rate, "rate", 1, "rate(e)", NUMERIC, "time derivative of e"),
+        f(
+            Tir,
+            "tir",
+            2,
+            "tir(file, name)",
+            "(\"file.tir\", \"NAME\"), two string literals",
+            "a coefficient of a tyre property file (.tir), read at build time",
+        ),
     ]
 };
 
@@ -300,6 +309,7 @@ impl Builtin {
             (Rotation, [Q]) => Some(Mat3),
             (Initial | Rate, [t]) if t.is_numeric() => Some(*t),
             (AtTime, [t, S]) if t.is_numeric() => Some(*t),
+            (Tir, [Ty::Str, Ty::Str]) => Some(S),
             _ => None,
         }
     }
@@ -307,7 +317,7 @@ impl Builtin {
     /// Whether a call's value depends on the state.
     pub fn dep(self) -> Dep {
         match self {
-            Builtin::Initial | Builtin::AtTime => Dep::Never,
+            Builtin::Initial | Builtin::AtTime | Builtin::Tir => Dep::Never,
             Builtin::Rate => Dep::Always,
             _ => Dep::Args,
         }

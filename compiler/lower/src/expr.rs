@@ -23,6 +23,10 @@ pub struct Globals<'a> {
     pub splines: HashMap<String, fdc_ir::SplineTable>,
     /// Splines whose data had an error (already reported): their calls stay quiet.
     pub broken_splines: std::collections::HashSet<String>,
+    /// Where each module was read from (relative paths of `tir(...)` files).
+    pub files: Option<&'a fdc_frontend::SourceFiles>,
+    /// Tyre property files read so far (`tir(...)`; read once per build).
+    pub tir: std::cell::RefCell<crate::tir::TirCache>,
 }
 
 /// Where the nodes go: a plain graph (model level) or an element under construction.
@@ -323,6 +327,7 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                     Target::Plain(_) => self.error(span, "`rate` is only known inside an element"),
                 };
             }
+            Some(Builtin::Tir) => return self.tir_call(args, span),
             _ => {}
         }
         if self.globals.broken_splines.contains(f) {
@@ -521,7 +526,9 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 }
                 _ => Err("`clamp` takes three scalars (x, lo, hi)".into()),
             },
-            B::Initial | B::AtTime | B::Rate => Err(format!("`{f}` is a form, not a function")),
+            B::Initial | B::AtTime | B::Rate | B::Tir => {
+                Err(format!("`{f}` is a form, not a function"))
+            }
         }
     }
 

@@ -2,7 +2,8 @@
 //! crate's [`ElementBuilder`]) and element instances (parameters and index maps).
 //!
 //! Knows: the AST and diagnostic type of the front end, the IR, the element builder of
-//! `fdc-diff`, and the file system only for spline `table(...)` files.
+//! `fdc-diff`, and the file system only for spline `table(...)` files and tyre
+//! property files (`tir(...)`, [`tir`]).
 //! What happens here: model parameters are evaluated to numbers; every instance is
 //! flattened (a preset's primitives are inlined into the preset's own element, with
 //! multipliers `<primitive>.lambda`; other nested instances become `<parent>.<name>`);
@@ -36,6 +37,7 @@ mod model;
 mod params;
 mod spline_decls;
 mod statements;
+pub mod tir;
 mod types;
 
 use statements::*;
@@ -72,6 +74,9 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0912", "spline table column out of range"),
     ("E0913", "spline table has fewer than 2 points"),
     ("E0914", "spline x values not increasing"),
+    ("E0915", "tyre property file cannot be read"),
+    ("E0916", "tyre property coefficient missing"),
+    ("E0917", "tyre property coefficient malformed"),
 ];
 
 impl LowerError {
@@ -278,15 +283,16 @@ pub fn lower(
 }
 
 /// [`lower`], with the source files of the analysis: where each module was read from.
-pub fn lower_with_files(
-    modules: &[Module],
+pub fn lower_with_files<'a>(
+    modules: &'a [Module],
     overrides: &[(String, f64)],
-    files: Option<&SourceFiles>,
+    files: Option<&'a SourceFiles>,
 ) -> Result<LoweredModel, Vec<LowerError>> {
     let items: Vec<&Item> = modules.iter().flat_map(|m| m.items.iter()).collect();
     let mut l = Lowering {
         globals: Globals {
             gravity: [0.0, 0.0, 0.0],
+            files,
             ..Globals::default()
         },
         typedefs: HashMap::new(),

@@ -3,6 +3,8 @@
 //! integral, zero crossings).
 #![allow(dead_code)] // each test file uses its own subset
 
+pub mod wheel;
+
 use fdc_driver::pipeline::{build, render, BuildError, BuildOptions, Built};
 use fdc_driver::settings::{runtime_settings, Overrides};
 use fdc_runtime::{MemorySink, RunStats, Settings, System};

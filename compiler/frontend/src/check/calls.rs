@@ -5,6 +5,13 @@ use super::*;
 
 impl<'m> Checker<'m> {
     pub(super) fn call(&mut self, name: &Ident, args: &[Expr], span: Span, env: &Env) -> Val {
+        let n = name.name.as_str();
+        if n == builtins::Builtin::Tir.info().name
+            && env.find(n).is_none()
+            && !self.globals.contains_key(n)
+        {
+            return self.tir_call(args, span);
+        }
         let vals: Vec<Val> = args.iter().map(|a| self.expr(a, env)).collect();
         let dep = vals.iter().any(|v| v.dep);
         let n = name.name.as_str();
@@ -161,6 +168,32 @@ impl<'m> Checker<'m> {
                 );
                 err
             }
+        }
+    }
+
+    /// `tir("file.tir", "NAME")`: both arguments are string literals (strings are no
+    /// values elsewhere); the file is read when the model is lowered.
+    fn tir_call(&mut self, args: &[Expr], span: Span) -> Val {
+        let info = builtins::Builtin::Tir.info();
+        let literals =
+            args.len() == info.arity && args.iter().all(|a| matches!(a.kind, ExprKind::Str(_)));
+        if !literals {
+            self.diags.push(
+                Diagnostic::error("E0301", "`tir` takes two string literals")
+                    .at(span, "expected `tir(\"file.tir\", \"NAME\")`")
+                    .note("the file is relative to the model file; NAME is a coefficient such as \"PCX1\""),
+            );
+            return Val {
+                ty: Ty::Error,
+                dep: false,
+            };
+        }
+        for a in args {
+            self.types_of.insert(a.span, Ty::Str);
+        }
+        Val {
+            ty: Ty::Scalar,
+            dep: false,
         }
     }
 }
