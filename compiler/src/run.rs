@@ -306,6 +306,11 @@ pub fn run(a: &RunArgs) -> ExitCode {
         eprintln!(
             "model: {n_bodies} bodies, {nv} dofs, {nl} constraints, {n_types} element types, {n_inst} instances"
         );
+        let removed = sys.redundant_removed();
+        eprintln!(
+            "dofs: {}",
+            fdc_driver::report::dof_line(n_bodies, nv, nl, Some(removed))
+        );
         eprintln!(
             "build: {build_ms:.0} ms (parse+check {:.0}, lower+differentiate {:.0}, simplify {:.0}, LLVM {:.0}; cache {})",
             tm.parse_check,
