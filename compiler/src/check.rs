@@ -113,6 +113,6 @@ fn print_human(files: &SourceFiles, all: &[&Diagnostic]) -> std::io::Result<()> 
     writer.print(&buf)
 }
 
-fn is_error(d: &&Diagnostic) -> bool {
+fn is_error(d: &Diagnostic) -> bool {
     d.severity == fdc_frontend::Severity::Error
 }
