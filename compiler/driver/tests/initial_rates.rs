@@ -83,7 +83,7 @@ fn the_axial_spring_damper_on_a_free_body_follows_the_damped_sine() {
     let x = channel(&sink, "s.displacement");
     assert_follows(&sink.times, &x, "axial spring-damper");
     // The force channel is the law itself: k x + c ẋ.
-    let (f, v) = (channel(&sink, "s.force"), channel(&sink, "s.velocity"));
+    let (f, v) = (channel(&sink, "s.law"), channel(&sink, "s.velocity"));
     for k in 0..x.len() {
         assert!((f[k] - (K * x[k] + C * v[k])).abs() < 1e-9);
     }
