@@ -24,15 +24,20 @@ pub fn run(file: &Path, format: MessageFormat) -> ExitCode {
     if fdc_driver::fds::is_fds(file) {
         return run_fds(file, format);
     }
-    let (analysis, lowering) = fdc_driver::pipeline::check(file);
+    let src = fdc_driver::pipeline::ModelSource::File(file);
+    let (analysis, lowering, dofs) = fdc_driver::pipeline::check_dofs(src);
     let all: Vec<&Diagnostic> = analysis.diagnostics.iter().chain(&lowering).collect();
-    let written = emit(&analysis.files, &all, format);
+    let mut written = emit(&analysis.files, &all, format);
+    if let (Some(line), MessageFormat::Human) = (dofs, format) {
+        // The model's size on stdout: not a diagnostic, so stderr stays silent.
+        written = written.and_then(|_| writeln!(std::io::stdout(), "{line}"));
+    }
     // An unreadable model (the one diagnostic without a place) is an I/O problem
     // (exit 2), not an invalid model; so is a closed stderr.
     let unreadable = all.iter().any(|d| d.code == "E0208" && d.primary.is_none());
     if unreadable || written.is_err() {
         ExitCode::from(2)
-    } else if analysis.has_errors() || !lowering.is_empty() {
+    } else if analysis.has_errors() || lowering.iter().any(is_error) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -67,7 +72,7 @@ fn run_fds(file: &Path, format: MessageFormat) -> ExitCode {
     let all: Vec<&Diagnostic> = analysis.diagnostics.iter().chain(&lowering).collect();
     if emit(&analysis.files, &all, format).is_err() {
         ExitCode::from(2)
-    } else if analysis.has_errors() || !lowering.is_empty() {
+    } else if analysis.has_errors() || lowering.iter().any(is_error) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -106,4 +111,8 @@ fn print_human(files: &SourceFiles, all: &[&Diagnostic]) -> std::io::Result<()> 
         }
     }
     writer.print(&buf)
+}
+
+fn is_error(d: &Diagnostic) -> bool {
+    d.severity == fdc_frontend::Severity::Error
 }

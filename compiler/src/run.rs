@@ -320,6 +320,11 @@ pub fn run(a: &RunArgs) -> ExitCode {
                 structure_set.join(", ")
             );
         }
+        let removed = sys.redundant_removed();
+        eprintln!(
+            "dofs: {}",
+            fdc_driver::report::dof_line(n_bodies, nv, nl, Some(removed))
+        );
         eprintln!(
             "build: {build_ms:.0} ms (parse+check {:.0}, lower+differentiate {:.0}, simplify {:.0}, LLVM {:.0}; cache {})",
             tm.parse_check,

@@ -43,10 +43,11 @@ fn valid_examples_exit_0_silently() {
             "{ex}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(
-            out.stdout.is_empty() && out.stderr.is_empty(),
-            "{ex} is not silent"
-        );
+        // Only the degrees of freedom, on stdout.
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.stderr.is_empty(), "{ex} is not silent");
+        assert_eq!(stdout.lines().count(), 1, "{ex}: {stdout}");
+        assert!(stdout.contains(" of freedom ("), "{ex}: {stdout}");
     }
 }
 
@@ -206,7 +207,8 @@ fn a_model_with_its_table_file_is_clean() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.stderr.is_empty() && out.stdout.is_empty());
+    assert!(out.stderr.is_empty());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("degrees of freedom"));
 }
 
 #[test]
@@ -222,4 +224,25 @@ fn lowering_waits_for_a_clean_front_end() {
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["code"].to_string())
         .collect();
     assert_eq!(codes, ["\"E0201\""], "{err}");
+}
+
+#[test]
+fn check_states_the_degrees_of_freedom_and_rejects_a_negative_mass() {
+    let p = root().join("examples/pendulum.fd");
+    let out = fdc(&["check", p.to_str().unwrap()]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "1 degree of freedom (1 body, 6 velocity dofs, 5 constraints; redundant rows are found when a run starts)"
+    );
+    let bad = temp_model(
+        "negative_mass.fd",
+        "body rod: rigid_body {\n    mass = -1;\n    inertia = [1, 1, 1];\n}\njoint pin: spherical(rod) { at = [0, 0, 0]; }\n",
+    );
+    let out = fdc(&["check", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("E0940") && err.contains("negative_mass.fd:2:12"),
+        "{err}"
+    );
 }

@@ -67,7 +67,11 @@ fn run_case(path: &Path) -> Result<(), Failed> {
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
     if stem.starts_with("lower_") && !analysis.has_errors() {
         let lowered = fdc_lower::lower_with_files(&analysis.modules, &[], Some(&analysis.files));
-        for e in lowered.err().unwrap_or_default() {
+        let reported = match lowered {
+            Ok(model) => model.warnings,
+            Err(errors) => errors,
+        };
+        for e in reported {
             let (file, line) = match e.span {
                 Some(s) => (
                     analysis.files.name(s.file).to_string(),
@@ -75,7 +79,8 @@ fn run_case(path: &Path) -> Result<(), Failed> {
                 ),
                 None => (String::new(), 0),
             };
-            actual.push((file, line, "ERROR".into(), e.code.unwrap_or("E0900").into()));
+            let sev = if e.warning { "WARNING" } else { "ERROR" };
+            actual.push((file, line, sev.into(), e.code.unwrap_or("E0900").into()));
         }
     }
     let mut missing = Vec::new();

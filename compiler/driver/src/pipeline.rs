@@ -211,19 +211,31 @@ pub fn check(path: &Path) -> (Analysis, Vec<Diagnostic>) {
 
 /// [`check`] of a model from any source.
 pub fn check_from(src: ModelSource) -> (Analysis, Vec<Diagnostic>) {
+    let (analysis, extra, _) = check_dofs(src);
+    (analysis, extra)
+}
+
+/// [`check_from`] plus, for a model that lowers, its degrees of freedom in words
+/// ([`crate::report::dof_line`]).
+pub fn check_dofs(src: ModelSource) -> (Analysis, Vec<Diagnostic>, Option<String>) {
     let analysis = analyze(src, &[]);
     // Lowering needs a checked model.
     if analysis.has_errors() {
-        return (analysis, Vec::new());
+        return (analysis, Vec::new(), None);
     }
-    let extra = match fdc_lower::lower_with_files(&analysis.modules, &[], Some(&analysis.files)) {
-        Ok(_) => Vec::new(),
-        Err(errors) => errors
-            .iter()
-            .map(fdc_lower::LowerError::to_diagnostic)
-            .collect(),
-    };
-    (analysis, extra)
+    let (errors, dofs) =
+        match fdc_lower::lower_with_files(&analysis.modules, &[], Some(&analysis.files)) {
+            Ok(l) => {
+                let line = crate::report::dof_line(l.bodies.len(), l.nv, l.nl, None);
+                (l.warnings, Some(line))
+            }
+            Err(errors) => (errors, None),
+        };
+    let extra = errors
+        .iter()
+        .map(fdc_lower::LowerError::to_diagnostic)
+        .collect();
+    (analysis, extra, dofs)
 }
 
 /// Every role of every element type as one list of functions, named `type::role`.
@@ -268,6 +280,7 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
         .diagnostics
         .iter()
         .map(|d| d.render(&analysis.files))
+        .chain((lowered.warnings.iter()).map(|w| w.to_diagnostic().render(&analysis.files)))
         .collect();
 
     // All roles of all element types go into one LLVM module.

@@ -78,3 +78,44 @@ pub fn assembly_line(corrections: &[fdc_runtime::Correction]) -> Option<String> 
         parts.join(", ")
     ))
 }
+
+/// The degrees of freedom of a model in words, as `fdc check` and the run summary say
+/// it: velocity dofs minus independent constraints. `redundant`: rows the runtime
+/// removed at the initial configuration (`None` before a run: not known yet).
+pub fn dof_line(bodies: usize, nv: usize, nl: usize, redundant: Option<usize>) -> String {
+    let independent = nl - redundant.unwrap_or(0).min(nl);
+    let dof = nv as i64 - independent as i64;
+    let plural = |n: i64, one: &str, many: &str| {
+        if n == 1 {
+            format!("{n} {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    let dofs = plural(dof, "degree of freedom", "degrees of freedom");
+    let body_word = plural(bodies as i64, "body", "bodies");
+    match redundant {
+        Some(r) => format!(
+            "{dofs} ({body_word}, {nv} velocity dofs, {independent} independent constraints, {r} redundant removed)"
+        ),
+        None => format!(
+            "{dofs} ({body_word}, {nv} velocity dofs, {nl} constraints; redundant rows are found when a run starts)"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod dof_tests {
+    use super::dof_line;
+
+    #[test]
+    fn the_dof_line_counts_independent_constraints() {
+        // The N-four-bar of the issue: 81 bodies, 605 rows of which 120 redundant.
+        assert_eq!(
+            dof_line(81, 486, 605, Some(120)),
+            "1 degree of freedom (81 bodies, 486 velocity dofs, 485 independent constraints, 120 redundant removed)"
+        );
+        assert!(dof_line(1, 6, 0, None)
+            .starts_with("6 degrees of freedom (1 body, 6 velocity dofs, 0 constraints"));
+    }
+}

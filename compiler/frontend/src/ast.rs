@@ -225,12 +225,38 @@ impl Item {
     }
 }
 
-/// A coordinate of a vector-space element: `x: vec3 = x0`.
+/// A coordinate of a vector-space element: `x: vec3 = x0` and optionally its initial
+/// rate, `x: scalar = x0, rate = v0` (the key as written: the checker wants `rate`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Coordinate {
     pub name: Ident,
     pub ty: Ident,
     pub initial: Option<Expr>,
+    pub rate: Option<(Ident, Expr)>,
+}
+
+/// An entry of a `coordinates` list: a coordinate, or `KEY = EXPR` for the one before
+/// (a helper of the grammar).
+pub enum CoordinateItem {
+    Coordinate(Coordinate),
+    Rate(Ident, Expr),
+}
+
+/// The coordinates of a `coordinates` list, each `rate = ...` given to the coordinate
+/// before it.
+pub fn coordinate_list(first: Coordinate, rest: Vec<CoordinateItem>) -> Vec<Coordinate> {
+    let mut v = vec![first];
+    for item in rest {
+        match item {
+            CoordinateItem::Coordinate(c) => v.push(c),
+            CoordinateItem::Rate(key, e) => {
+                if let Some(last) = v.last_mut() {
+                    last.rate = Some((key, e));
+                }
+            }
+        }
+    }
+    v
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -386,6 +386,27 @@ pub const BODY_MEMBERS: &[BodyMember] = &[
         Ty::Vec3,
         "angular acceleration, body components",
     ),
+    BodyMember {
+        initial: true,
+        ..prop(
+            "mass",
+            Ty::Scalar,
+            "mass: the body type's `param mass` (a parameter)",
+        )
+    },
+    BodyMember {
+        initial: true,
+        ..prop(
+            "inertia",
+            Ty::Vec3,
+            "principal inertias, body axes: the body type's `param inertia` (a parameter)",
+        )
+    },
+    prop(
+        "inertia_global",
+        Ty::Mat3,
+        "inertia tensor about the centre of mass, global: A diag(inertia) Aᵀ",
+    ),
     method(
         "point",
         "point(u)",

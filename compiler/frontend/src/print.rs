@@ -246,9 +246,15 @@ fn stmt(out: &mut String, s: &Stmt) {
         StmtKind::Coordinates(cs) => {
             let list: Vec<String> = cs
                 .iter()
-                .map(|c| match &c.initial {
-                    Some(i) => format!("{}: {} = {}", c.name.name, c.ty.name, expr(i)),
-                    None => format!("{}: {}", c.name.name, c.ty.name),
+                .map(|c| {
+                    let mut s = match &c.initial {
+                        Some(i) => format!("{}: {} = {}", c.name.name, c.ty.name, expr(i)),
+                        None => format!("{}: {}", c.name.name, c.ty.name),
+                    };
+                    if let Some((key, r)) = &c.rate {
+                        s.push_str(&format!(", {} = {}", key.name, expr(r)));
+                    }
+                    s
                 })
                 .collect();
             format!("coordinates {};", list.join(", "))

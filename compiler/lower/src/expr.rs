@@ -52,6 +52,16 @@ pub struct Hidden {
     pub nodes: Vec<Id>,
     /// `at_time(e, T)`: the node of T (a value of parameters); `None` is t = 0.
     pub time: Option<Id>,
+    /// `b.mass` / `b.inertia`: the slot holds a mass property of the body connected
+    /// at this index (read from that body's parameters, not computed from `nodes`).
+    pub body: Option<(usize, BodyProp)>,
+}
+
+/// A mass property of a body instance (`plausible` reads the same parameters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyProp {
+    Mass,
+    Inertia,
 }
 
 pub struct Lowerer<'a, 'x, 'g> {
@@ -279,6 +289,7 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
             offset,
             nodes,
             time,
+            body: None,
         });
         let n = v.scalars().map(|s| s.len()).unwrap_or(0);
         let ids: Vec<Id> = (0..n)
@@ -589,6 +600,12 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
             ("omega_body", 0) => Val::V(kin.omega_bar),
             ("alpha_body", 0) => Val::V(kin.alpha_bar),
             ("alpha", 0) => Val::V(builder.axis(&kin, kin.alpha_bar)),
+            ("mass" | "inertia" | "inertia_global", 0) => {
+                let BodyRef::Local(k) = b else {
+                    return self.error(span, format!("`ground` has no `{m}`"));
+                };
+                return self.mass_property(k, m, kin.a);
+            }
             ("point", 1) | ("velocity", 1) | ("axis", 1) | ("acceleration", 1) | ("local", 1) => {
                 let Some(u) = arg(0) else {
                     need_arg(self);
@@ -625,7 +642,8 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                     span,
                     format!(
                         "a body has no `{m}` with {} argument(s); known: position, rotation, \
-                         omega, omega_body, alpha, alpha_body, point(u), velocity(u), axis(a), \
+                         omega, omega_body, alpha, alpha_body, mass, inertia, inertia_global, point(u), \
+                         velocity(u), axis(a), \
                          acceleration(u), local(x)",
                         vals.len()
                     ),
@@ -633,6 +651,48 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
             }
         };
         Some(out)
+    }
+}
+
+impl Lowerer<'_, '_, '_> {
+    /// `b.mass`, `b.inertia` (principal, body axes) or `b.inertia_global` (A J Aᵀ) of
+    /// the body connected at `k`: hidden slots filled from the body's parameters.
+    fn mass_property(&mut self, k: usize, m: &str, a: fdc_ir::M3) -> Option<Val> {
+        let (prop, n) = if m == "mass" {
+            (BodyProp::Mass, 1)
+        } else {
+            (BodyProp::Inertia, 3)
+        };
+        let offset = self.next_param;
+        self.next_param += n;
+        self.hidden.push(Hidden {
+            offset,
+            nodes: Vec::new(),
+            time: None,
+            body: Some((k, prop)),
+        });
+        let ids: Vec<Id> = (0..n)
+            .map(|i| self.g().input(Slot::P, offset + i))
+            .collect();
+        Some(match m {
+            "mass" => Val::S(ids[0]),
+            "inertia" => Val::V([ids[0], ids[1], ids[2]]),
+            _ => {
+                // A diag(J) Aᵀ = Σ_i J_i a_i a_iᵀ with a_i the columns of A.
+                let g = self.g();
+                let mut out = [[g.constant(0.0); 3]; 3];
+                for (i, &j) in ids.iter().enumerate() {
+                    for (r, row) in out.iter_mut().enumerate() {
+                        for (c, e) in row.iter_mut().enumerate() {
+                            let aa = g.mul(a[r][i], a[c][i]);
+                            let t = g.mul(j, aa);
+                            *e = g.add2(*e, t);
+                        }
+                    }
+                }
+                Val::M(out)
+            }
+        })
     }
 }
 

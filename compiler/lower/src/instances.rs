@@ -28,6 +28,9 @@ impl<'a> Lowering<'a> {
             v0: Vec::new(),
             q_offset: self.nq,
             v_offset: self.nv,
+            mass: None,
+            inertia: None,
+            span: inst.name.span,
         };
         let nv = body.nv();
         self.nq += 7;
@@ -40,10 +43,21 @@ impl<'a> Lowering<'a> {
             return;
         }
         let (q, v) = self.local_state(&[index], None);
-        let Some(p) = self.params_of(&key, &q, &v, &fields, &inst.name.name, inst.span, true)
-        else {
+        let Some(p) = self.params_of(
+            &key,
+            &q,
+            &v,
+            &fields,
+            &inst.name.name,
+            inst.span,
+            true,
+            &[index],
+        ) else {
             return;
         };
+        let (mass, inertia) = self.mass_properties(inst, &key, &p);
+        self.bodies[index].mass = mass;
+        self.bodies[index].inertia = inertia;
         let lt = &self.cache[&key];
         let Some(fi) = lt.fn_index else { return };
         let init = self.types[fi]
@@ -161,7 +175,31 @@ impl<'a> Lowering<'a> {
                 self.err(e.span, format!("`{}` has no field `{n}`", def.name.name));
             }
         }
+        self.self_joint(inst, &conns);
+        self.links.push(conns.clone());
+        let n_err = self.errors.len();
         self.instantiate(def, &conns, &fields, &timed, &inst.name.name, inst.span);
+        // A non-finite parameter most likely comes from a zero vector the user gave.
+        if let Some(zero) = Self::zero_vector_field(&fields) {
+            for e in &mut self.errors[n_err..] {
+                if e.code == Some(plausible::E_NOT_FINITE) {
+                    e.span = Some(zero);
+                    e.label = Some("a zero-length vector".into());
+                }
+            }
+        }
+        // One report per instance: every primitive of a preset sees the same NaN.
+        let mut seen = false;
+        let mut k = n_err;
+        while k < self.errors.len() {
+            let dup = self.errors[k].code == Some(plausible::E_NOT_FINITE);
+            if dup && seen {
+                self.errors.remove(k);
+            } else {
+                seen |= dup;
+                k += 1;
+            }
+        }
     }
 
     pub(super) fn instantiate(
@@ -210,7 +248,7 @@ impl<'a> Lowering<'a> {
         let n_own = self.cache[&key].n_own;
         let (p, own) = if n_own == 0 {
             let (q, v) = self.local_state(&bodies, None);
-            let Some(p) = self.params_of(&key, &q, &v, fields, name, span, true) else {
+            let Some(p) = self.params_of(&key, &q, &v, fields, name, span, true, &bodies) else {
                 return;
             };
             (p, None)
@@ -220,27 +258,30 @@ impl<'a> Lowering<'a> {
             let nan = vec![f64::NAN; n_own];
             let (q, v) = self.local_state(&bodies, Some((&nan, &nan)));
             let n_err = self.errors.len();
-            let first = self.params_of(&key, &q, &v, fields, name, span, false);
-            let q0: Option<Vec<f64>> =
-                first.map(|p| self.cache[&key].own_init.iter().map(|&o| p[o]).collect());
-            let Some(q0) = q0 else { return };
+            let first = self.params_of(&key, &q, &v, fields, name, span, false, &bodies);
+            let lt = &self.cache[&key];
+            let q0: Option<(Vec<f64>, Vec<f64>)> = first.map(|p| {
+                let at = |slots: &[usize]| slots.iter().map(|&o| p[o]).collect();
+                (at(&lt.own_init), at(&lt.own_rate))
+            });
+            let Some((q0, v0)) = q0 else { return };
             // Problems of this pass are reported by the next one.
             self.errors.truncate(n_err);
-            let v0 = vec![0.0; n_own];
             let (q, v) = self.local_state(&bodies, Some((&q0, &v0)));
-            let Some(p) = self.params_of(&key, &q, &v, fields, name, span, true) else {
+            let Some(p) = self.params_of(&key, &q, &v, fields, name, span, true, &bodies) else {
                 return;
             };
             let own = (self.nq, self.nv, n_own);
             self.nq += n_own;
             self.nv += n_own;
-            self.own_coordinates(name, &q0, own);
+            self.own_coordinates(name, &q0, &v0, own);
             (p, Some(own))
         };
         // Fields of nested instances see the own coordinates at their initial values.
-        let own_q: Vec<f64> = self.cache[&key].own_init.iter().map(|&o| p[o]).collect();
-        let zeros = vec![0.0; n_own];
-        let (q, v) = self.local_state(&bodies, own.map(|_| (&own_q[..], &zeros[..])));
+        let lt = &self.cache[&key];
+        let own_q: Vec<f64> = lt.own_init.iter().map(|&o| p[o]).collect();
+        let own_v: Vec<f64> = lt.own_rate.iter().map(|&o| p[o]).collect();
+        let (q, v) = self.local_state(&bodies, own.map(|_| (&own_q[..], &own_v[..])));
         let lt = &self.cache[&key];
         let fn_index = lt.fn_index;
         // Nested instances: connections through the parent's, fields as numbers.
@@ -319,9 +360,15 @@ impl<'a> Lowering<'a> {
     }
 
     /// The owner of a vector-space element's coordinates: an element of its own with
-    /// `Init` (q₀ and zero rates, its parameters), `Update` (q + Δ) and `Scale` and no
+    /// `Init` (q₀ and the initial rates v₀, its parameters), `Update` (q + Δ) and `Scale` and no
     /// equations; the element's equations act on these coordinates like a connector.
-    pub(super) fn own_coordinates(&mut self, name: &str, q0: &[f64], own: (usize, usize, usize)) {
+    pub(super) fn own_coordinates(
+        &mut self,
+        name: &str,
+        q0: &[f64],
+        v0: &[f64],
+        own: (usize, usize, usize),
+    ) {
         let n = q0.len();
         let fi = match self.owner_types.get(&n) {
             Some(&fi) => fi,
@@ -353,7 +400,7 @@ impl<'a> Lowering<'a> {
             }
         };
         let mut params = q0.to_vec();
-        params.extend(std::iter::repeat_n(0.0, n));
+        params.extend_from_slice(v0);
         self.push_instance(fi, &format!("{name}.coordinates"), params, &[], Some(own));
     }
 }

@@ -35,6 +35,7 @@ mod value;
 mod instances;
 mod model;
 mod params;
+mod plausible;
 mod spline_decls;
 mod statements;
 pub mod tir;
@@ -64,6 +65,8 @@ pub struct LowerError {
     pub label: Option<String>,
     /// What to do about it.
     pub hint: Option<String>,
+    /// A warning (the model still lowers), not an error.
+    pub warning: bool,
 }
 
 /// The codes of the errors found while lowering (besides the generic `E0900`), with a
@@ -77,13 +80,27 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0915", "tyre property file cannot be read"),
     ("E0916", "tyre property coefficient missing"),
     ("E0917", "tyre property coefficient malformed"),
+    (plausible::E_MASS, "body mass not positive"),
+    (plausible::E_INERTIA, "principal inertias not physical"),
+    (plausible::E_SELF_JOINT, "joint connects a body to itself"),
+    (
+        plausible::E_NOT_FINITE,
+        "parameter not finite (zero-length axis)",
+    ),
+    (plausible::W_ZERO_INERTIA, "zero principal inertia"),
+    (plausible::W_FREE_BODY, "body with no path to the ground"),
 ];
 
 impl LowerError {
     /// The error as a front-end diagnostic, so that `fdc check`, `fdc build` and the
     /// language server show it alike. One without a span has no place in a file.
     pub fn to_diagnostic(&self) -> fdc_frontend::Diagnostic {
-        let mut d = fdc_frontend::Diagnostic::error(self.code.unwrap_or("E0900"), &self.message);
+        let code = self.code.unwrap_or("E0900");
+        let mut d = if self.warning {
+            fdc_frontend::Diagnostic::warning(code, &self.message)
+        } else {
+            fdc_frontend::Diagnostic::error(code, &self.message)
+        };
         if let Some(s) = self.span {
             d = d.at(s, self.label.as_deref().unwrap_or("while lowering this"));
         }
@@ -163,6 +180,8 @@ pub struct LoweredModel {
     pub settings: Settings,
     /// Model parameters with their values (after `--set`).
     pub params: Vec<(String, Vec<f64>)>,
+    /// Warnings of the plausibility checks (`plausible`): the model is still valid.
+    pub warnings: Vec<LowerError>,
 }
 
 /// A parameter slot of an element type.
@@ -194,6 +213,8 @@ struct LoweredType {
     n_own: usize,
     /// Parameter slots holding the initial values of those coordinates, in order.
     own_init: Vec<usize>,
+    /// Parameter slots holding their initial rates, in order.
+    own_rate: Vec<usize>,
 }
 
 /// The key of a lowered element type: its name and, per connection, ground (`None`)
@@ -206,6 +227,10 @@ struct Body {
     v0: Vec<f64>,
     q_offset: usize,
     v_offset: usize,
+    /// The type's `param mass` and `param inertia` (`plausible`), if it has them.
+    mass: Option<f64>,
+    inertia: Option<[f64; 3]>,
+    span: Span,
 }
 
 impl Body {
@@ -269,6 +294,8 @@ struct Lowering<'a> {
     inputs: Vec<Input>,
     /// The owner type of n vector-space coordinates, per n.
     owner_types: HashMap<usize, usize>,
+    /// The connections of every top-level element instance (ground `None`).
+    links: Vec<Vec<Option<usize>>>,
 }
 
 /// Lowers the checked modules of a model (as the front end returns them; stdlib
@@ -309,6 +336,7 @@ pub fn lower_with_files<'a>(
         input_names: HashMap::new(),
         inputs: Vec::new(),
         owner_types: HashMap::new(),
+        links: Vec::new(),
     };
     for item in &items {
         match item {
@@ -406,9 +434,13 @@ pub fn lower_with_files<'a>(
         }
     }
     let settings = l.settings(&items);
-    if !l.errors.is_empty() {
+    let links = std::mem::take(&mut l.links);
+    let spans: Vec<Span> = l.bodies.iter().map(|b| b.span).collect();
+    l.free_bodies(&links, &spans);
+    if l.errors.iter().any(|e| !e.warning) {
         return Err(l.errors);
     }
+    let warnings = std::mem::take(&mut l.errors);
     let (nq, nv) = (l.nq, l.nv);
     let mut body_names: Vec<(String, usize)> = l.body_names.into_iter().collect();
     body_names.sort_by_key(|b| b.1);
@@ -423,6 +455,7 @@ pub fn lower_with_files<'a>(
         inputs: l.inputs,
         settings,
         params,
+        warnings,
     })
 }
 

@@ -68,7 +68,7 @@ impl<'a> Lowering<'a> {
         let (q, v0) = self.local_state(&used, None);
         let mut p = vec![f64::NAN; n_params];
         for h in &hidden {
-            match eval_hidden(&self.graph, h, &q, &v0, &p) {
+            match self.hidden_value(h, &q, &v0, &p, &used) {
                 Ok(x) => p[h.offset..h.offset + x.len()].copy_from_slice(&x),
                 Err(msg) => return self.err(span, format!("output `{name}`: {msg}")),
             }

@@ -60,6 +60,7 @@ impl<'a> Lowering<'a> {
         name: &str,
         span: Span,
         finite: bool,
+        bodies: &[usize],
     ) -> Option<Vec<f64>> {
         let (q, v) = (q.to_vec(), v.to_vec());
         let lt = &self.cache[key];
@@ -117,7 +118,7 @@ impl<'a> Lowering<'a> {
                         }
                     },
                 },
-                Fill::Hidden(h) => eval_hidden(&self.graph, h, &q, &v, &p),
+                Fill::Hidden(h) => self.hidden_value(h, &q, &v, &p, bodies),
             };
             match value {
                 Ok(x) => p[offset..offset + x.len()].copy_from_slice(&x),
@@ -147,6 +148,12 @@ impl<'a> Lowering<'a> {
                         "`{name}`: {what} of `{}` is {} (a zero-length axis or distance?)",
                         key.0, p[bad]
                     ),
+                    code: Some(super::plausible::E_NOT_FINITE),
+                    hint: Some(
+                        "an axis or direction must have a length; two points that define \
+                         a direction must differ"
+                            .into(),
+                    ),
                     ..Default::default()
                 });
             }
@@ -154,5 +161,32 @@ impl<'a> Lowering<'a> {
         let ok = errors.is_empty();
         self.errors.extend(errors);
         ok.then_some(p)
+    }
+
+    /// The value of a hidden slot of an element connected to `bodies` (global body
+    /// indices, in connection order): a mass property of one of them, else
+    /// [`eval_hidden`].
+    pub(super) fn hidden_value(
+        &self,
+        h: &Hidden,
+        q: &[f64],
+        v: &[f64],
+        p: &[f64],
+        bodies: &[usize],
+    ) -> Result<Vec<f64>, String> {
+        let Some((k, prop)) = h.body else {
+            return eval_hidden(&self.graph, h, q, v, p);
+        };
+        let body = bodies.get(k).map(|&b| &self.bodies[b]);
+        let value = match prop {
+            expr::BodyProp::Mass => body.and_then(|b| b.mass).map(|m| vec![m]),
+            expr::BodyProp::Inertia => body.and_then(|b| b.inertia).map(|j| j.to_vec()),
+        };
+        value.ok_or_else(|| {
+            "a body's `mass` / `inertia` are the `param mass: scalar` / `param inertia: vec3` \
+             of its type, which this body does not have (a body type reads its own \
+             parameters directly)"
+                .to_string()
+        })
     }
 }

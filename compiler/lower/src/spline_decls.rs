@@ -36,6 +36,7 @@ impl<'a> Lowering<'a> {
             code: Some(code),
             label: Some(label.to_string()),
             hint: Some(hint.to_string()),
+            warning: false,
         });
     }
 

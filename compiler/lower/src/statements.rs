@@ -132,6 +132,8 @@ pub(crate) struct StmtCtx {
     pub(crate) n_own: usize,
     /// Parameter slots of their initial values, one per coordinate.
     pub(crate) own_init: Vec<usize>,
+    /// Parameter slots of their initial rates (`rate = v0`, default 0), likewise.
+    pub(crate) own_rate: Vec<usize>,
     pub(crate) kinetic: Option<fdc_ir::Id>,
     pub(crate) potential: Option<fdc_ir::Id>,
 }
@@ -476,6 +478,28 @@ pub(crate) fn lower_stmts(
                     if lw.hide_value(&init, c.name.span).is_none() {
                         continue;
                     }
+                    let rate = match &c.rate {
+                        Some((_, e)) => lw.expr(e),
+                        None => {
+                            let z = lw.target.g().constant(0.0);
+                            Some(init.with_scalars(&vec![z; size]))
+                        }
+                    };
+                    let Some(rate) = rate else { continue };
+                    if rate.scalars().map(|s| s.len()) != Some(size) {
+                        lw.error::<()>(
+                            c.name.span,
+                            format!(
+                                "the initial rate of `{}` is not a {}",
+                                c.name.name, c.ty.name
+                            ),
+                        );
+                        continue;
+                    }
+                    let rate_offset = lw.next_param;
+                    if lw.hide_value(&rate, c.name.span).is_none() {
+                        continue;
+                    }
                     let mut ids = Vec::with_capacity(size);
                     if let Target::Element(b) = &mut lw.target {
                         for i in 0..size {
@@ -486,6 +510,7 @@ pub(crate) fn lower_stmts(
                         continue;
                     }
                     ctx.own_init.extend(offset..offset + size);
+                    ctx.own_rate.extend(rate_offset..rate_offset + size);
                     ctx.n_own += size;
                     let shape = match size {
                         1 => Val::S(ids[0]),

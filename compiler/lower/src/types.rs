@@ -123,6 +123,7 @@ impl<'a> Lowering<'a> {
             subs,
             equations,
             own_init,
+            own_rate,
             ..
         } = ctx;
         let errors = std::mem::take(&mut lw.errors);
@@ -157,6 +158,7 @@ impl<'a> Lowering<'a> {
             subs,
             n_own,
             own_init,
+            own_rate,
         })
     }
 }

@@ -205,6 +205,9 @@ fn stmt<'a>(st: &'a Stmt, offset: usize, s: Scope<'a>) -> Option<Target<'a>> {
                 if let Some(h) = c.initial.as_ref().and_then(e) {
                     return Some(h);
                 }
+                if let Some(h) = c.rate.as_ref().and_then(|(_, r)| e(r)) {
+                    return Some(h);
+                }
             }
             None
         }

@@ -71,6 +71,11 @@ impl System {
         &self.warnings
     }
 
+    /// Constraint rows removed as redundant by the last `initialize`.
+    pub fn redundant_removed(&self) -> usize {
+        self.removed.iter().filter(|r| **r).count()
+    }
+
     pub(super) fn ic_solve(&mut self, c: &Coefficients) -> Result<(), RuntimeError> {
         if let Some(k) = self.icv[..self.icp.nnz()]
             .iter()

@@ -166,6 +166,9 @@ pub struct System {
     ic_g: Vec<f64>,
     ic_acc: Vec<f64>,
     row: Vec<f64>,
+    /// The channels each model total (`totals`) adds up; their values follow the
+    /// instances' channels in `row`.
+    totals: Vec<Vec<usize>>,
     /// Constraint rows found dependent at the initial configuration (λ fixed at 0).
     removed: Vec<bool>,
     warnings: Vec<String>,
@@ -203,6 +206,7 @@ mod output;
 mod redundant;
 mod setup;
 mod step_control;
+mod totals;
 
 pub use assemble::Correction;
 use eval::{call, role_label, Coefficients};

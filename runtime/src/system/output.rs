@@ -116,6 +116,9 @@ impl System {
                 o += 1;
             }
         }
+        for (k, parts) in self.totals.iter().enumerate() {
+            self.row[o + k] = parts.iter().map(|&i| self.row[i]).sum();
+        }
     }
 
     /// Current output values (channel order of [`System::channel_names`]).

@@ -253,6 +253,17 @@ impl System {
         // Patterns: iteration matrix and initial-condition matrix.
         let mut j_entries = Vec::new();
         let mut ic_entries = Vec::new();
+        // Model totals after every instance's channels (energies, momenta).
+        let names: Vec<Option<&str>> = instances
+            .iter()
+            .flat_map(|e| {
+                let ty = &table.types[e.type_index];
+                (ty.outputs.iter().map(|o| Some(o.as_str())))
+                    .chain(ty.multipliers.iter().map(|_| None))
+            })
+            .collect();
+        let (total_names, totals): (Vec<String>, Vec<Vec<usize>>) =
+            totals::plan(&names).into_iter().unzip();
         let mut inst = Vec::with_capacity(instances.len());
         let mut channels = Vec::new();
         for e in instances {
@@ -348,6 +359,7 @@ impl System {
             d: vec![0.0; max(&|t| t.nv)],
             out: vec![0.0; max_out],
         };
+        channels.extend(total_names);
         let nch = channels.len();
         Ok(System {
             table,
@@ -397,6 +409,7 @@ impl System {
             ic_g: vec![0.0; nl],
             ic_acc: vec![0.0; nl],
             row: vec![0.0; nch],
+            totals,
             removed: vec![false; nl],
             warnings: Vec::new(),
             initialized: false,

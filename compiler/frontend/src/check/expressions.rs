@@ -161,7 +161,7 @@ impl<'m> Checker<'m> {
                 match b.ty {
                     Ty::Error => val(Ty::Error, b.dep),
                     Ty::Body => match builtins::body_member(&name.name) {
-                        Some(m) if !m.method => val(m.ty, b.dep),
+                        Some(m) if !m.method => val(m.ty, b.dep && !m.initial),
                         Some(_) => {
                             self.diags.push(
                                 Diagnostic::error(

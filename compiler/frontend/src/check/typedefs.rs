@@ -342,6 +342,28 @@ impl<'m> Checker<'m> {
                                 &format!("the initial value of `{}`", c.name.name),
                             );
                         }
+                        if let Some((key, r)) = &c.rate {
+                            if key.name != "rate" {
+                                self.diags.push(
+                                    Diagnostic::error(
+                                        "E0204",
+                                        format!("a coordinate has no field `{}`", key.name),
+                                    )
+                                    .at(key.span, "unknown field")
+                                    .note(format!(
+                                        "after a coordinate, `rate = v0` gives its initial rate: `{}: {} = x0, rate = v0`",
+                                        c.name.name, c.ty.name
+                                    )),
+                                );
+                            }
+                            let v = self.expr(r, &env);
+                            self.expect(
+                                r.span,
+                                v.ty,
+                                t,
+                                &format!("the initial rate of `{}`", c.name.name),
+                            );
+                        }
                         list.push((c.name.name.clone(), t, c.initial.clone()));
                     }
                     if def.kind != Kind::Element {
