@@ -30,7 +30,7 @@ impl ElementBuilder<'_> {
     /// The first leaf in the cones of `roots` that is not an input of this element
     /// (an index beyond its sizes, or a symbol that is no connected body's rotation
     /// matrix), described for an error message.
-    fn foreign_leaf(&self, roots: &[Id]) -> Option<String> {
+    pub(super) fn foreign_leaf(&self, roots: &[Id]) -> Option<String> {
         let nv = self.layout.nv();
         let nq = self.layout.nq();
         if let Some(n) = self.g.foreign(roots) {
