@@ -19,6 +19,7 @@
 use crate::llvm14;
 use crate::BackendError;
 use fdc_ir::spline::{search_steps, SplineTable};
+use fdc_ir::verify::{verify_func, Stage};
 use fdc_ir::{Cmp, Func, Graph, Id, Op, Unary};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::builder::Builder;
@@ -36,78 +37,14 @@ pub fn symbol(k: usize) -> String {
     format!("fdc_fn_{k}")
 }
 
-/// The nodes one function needs, in increasing id order, after checking that every
-/// one of them can be compiled.
+/// The nodes one function needs, in increasing id order, after the IR verifier has
+/// checked that every one of them can be compiled.
 pub fn plan(graph: &Graph, func: &Func) -> Result<Vec<Id>, BackendError> {
-    let n = graph.len();
-    let bad = |msg: String| BackendError::InvalidIr {
+    verify_func(graph, func, Stage::Compiled).map_err(|e| BackendError::InvalidIr {
         func: func.name.clone(),
-        msg,
-    };
-    let mut seen = vec![false; 0];
-    let mut stack = Vec::new();
-    for &o in &func.outputs {
-        if o.index() >= n {
-            return Err(bad(format!(
-                "output %{} is not a node of the graph ({n} nodes)",
-                o.0
-            )));
-        }
-        stack.push(o);
-    }
-    let top = func
-        .outputs
-        .iter()
-        .map(|o| o.index() + 1)
-        .max()
-        .unwrap_or(0);
-    seen.resize(top, false);
-    let mut order = Vec::new();
-    while let Some(id) = stack.pop() {
-        if seen[id.index()] {
-            continue;
-        }
-        seen[id.index()] = true;
-        let op = graph.op(id);
-        match op {
-            Op::Sym(s) => {
-                return Err(bad(format!(
-                    "symbol s{s} (node %{}) reached the backend unsubstituted",
-                    id.0
-                )))
-            }
-            Op::Spline(t, d, _) if graph.table(t).is_none() || d > fdc_ir::spline::MAX_DERIV => {
-                return Err(bad(format!(
-                    "node %{} is a spline of derivative {d} of table {t}, which the graph does not hold",
-                    id.0
-                )))
-            }
-            Op::Input(slot, index) => {
-                let size = func.inputs.get(slot);
-                if index as usize >= size {
-                    return Err(bad(format!(
-                        "node %{} reads {}[{index}] but the function declares {size} {} value(s)",
-                        id.0,
-                        slot.name(),
-                        slot.name()
-                    )));
-                }
-            }
-            _ => {}
-        }
-        for a in op.operands() {
-            if a >= id {
-                return Err(bad(format!(
-                    "node %{} uses the later node %{} (ids must be topological)",
-                    id.0, a.0
-                )));
-            }
-            stack.push(a);
-        }
-        order.push(id);
-    }
-    order.sort_unstable();
-    Ok(order)
+        msg: e.message,
+    })?;
+    Ok(graph.cone(&func.outputs))
 }
 
 /// Builds the LLVM module of all functions (`plans[k]` is `plan(graph, &funcs[k])`).

@@ -22,8 +22,11 @@
 
 mod cache;
 mod codegen;
+mod identity;
 mod jit;
 mod llvm14;
+
+pub use identity::Identity;
 
 use fdc_ir::{Func, Graph};
 use fdc_runtime::table::ElementFn;
@@ -38,8 +41,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-/// Enters the cache key: bump the suffix whenever the generated code changes for the
-/// same IR (new lowering of an op, other code model, ...).
+/// Enters the cache key ([`Identity`]): bump the suffix whenever the generated code
+/// changes for the same IR (new lowering of an op, other code model, ...).
 pub const BACKEND_VERSION: &str = concat!("fdc-backend ", env!("CARGO_PKG_VERSION"), " codegen 3");
 
 /// Where compiled objects are cached.
@@ -191,6 +194,8 @@ struct HostTarget {
     triple_str: String,
     cpu: String,
     features: String,
+    /// [`Identity::current_object`].
+    object: String,
 }
 
 impl HostTarget {
@@ -205,12 +210,13 @@ impl HostTarget {
             triple_str,
             cpu,
             features,
+            object: Identity::current_object(),
         })
     }
 
     fn key_target(&self, opt_level: u8) -> cache::Target<'_> {
         cache::Target {
-            backend: BACKEND_VERSION,
+            backend: &self.object,
             llvm: llvm14::version(),
             triple: &self.triple_str,
             cpu: &self.cpu,

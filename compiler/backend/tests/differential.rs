@@ -311,7 +311,9 @@ fn bad_ir_and_options_are_errors_not_panics() {
     let err = compile(&g, &[small], &no_cache(2)).unwrap_err();
     assert!(err.to_string().contains("reads p[2]"), "{err}");
 
-    let err = compile(&g, &[mk(vec![Id(99)])], &no_cache(2)).unwrap_err();
+    let mut big = Graph::new();
+    let far = (0..100).map(|i| big.constant(i as f64)).last().unwrap();
+    let err = compile(&g, &[mk(vec![far])], &no_cache(2)).unwrap_err();
     assert!(err.to_string().contains("%99"), "{err}");
 
     let err = compile(&g, &[mk(vec![x])], &no_cache(4)).unwrap_err();

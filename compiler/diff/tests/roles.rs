@@ -664,9 +664,13 @@ fn bad_input_is_an_error_not_a_panic() {
     eb.force(&b, [far, far, far], z);
     assert!(eb.finish().unwrap_err().message.contains("lambda[0]"));
 
-    // A node id that is not in the graph.
+    // A node id that is not in the graph (one of a bigger graph).
+    let mut big = Graph::new();
+    let alien = (0..g.len() + 10_000)
+        .map(|i| big.constant(i as f64))
+        .last()
+        .unwrap();
     let mut eb = ElementBuilder::new(&mut g, "alien", Coordinates::Connector, 1, 0);
-    let alien = fdc_ir::Id(u32::MAX);
     let _ = eb.rate(alien);
     eb.output("x", alien);
     assert!(eb

@@ -403,19 +403,19 @@ const PIPELINE_VERSION: &str = "driver pipeline 1";
 
 /// Names the transformation from the unsimplified role functions to the compiled
 /// ones, for the cache level keyed before simplification: everything that may change
-/// the simplified code must be in it.
+/// the simplified code must be in it (the backend's [`fdc_backend::Identity`] is the
+/// one place that combines the versions).
 pub fn recipe(simplify: bool) -> String {
-    recipe_with(simplify, &fdc_ir::simplify::identity())
+    fdc_backend::Identity::current(PIPELINE_VERSION).recipe(simplify)
 }
 
 /// [`recipe`] with a given simplifier identity (tests vary it).
 pub fn recipe_with(simplify: bool, simplifier: &str) -> String {
-    if simplify {
-        let limits = fdc_ir::simplify::Limits::default();
-        format!("{PIPELINE_VERSION}; simplified with limits {limits:?} by\n{simplifier}")
-    } else {
-        format!("{PIPELINE_VERSION}; not simplified")
-    }
+    let identity = fdc_backend::Identity {
+        simplifier: simplifier.to_string(),
+        ..fdc_backend::Identity::current(PIPELINE_VERSION)
+    };
+    identity.recipe(simplify)
 }
 
 /// Functions with the same outputs (a connector's iter_noqv is its iter) are
@@ -485,7 +485,7 @@ pub fn simplify_all(
             continue;
         }
         let s = fdc_ir::simplify::simplify(graph, &f.outputs, &limits);
-        let outputs = copy_into(&s.graph, &s.outputs, &mut out);
+        let outputs = s.graph.extract(&s.outputs, &mut out);
         done.insert(f.outputs.clone(), result.len());
         result.push(Func {
             name: f.name,
@@ -495,31 +495,6 @@ pub fn simplify_all(
         reports.push(s.report);
     }
     (out, result, reports)
-}
-
-/// Copies the nodes `roots` of `from` (with what they need) into `to`; hash-consing
-/// shares what both already have.
-fn copy_into(from: &Graph, roots: &[fdc_ir::Id], to: &mut Graph) -> Vec<fdc_ir::Id> {
-    use fdc_ir::{Id, Op};
-    let n = from.len();
-    // The simplifier returns a valid graph; if not, copying everything is still right.
-    let needed = from.needed(roots).unwrap_or_else(|_| vec![true; n]);
-    let mut map = vec![Id(0); n];
-    for i in 0..n {
-        if !needed[i] {
-            continue;
-        }
-        let m = |x: Id| map[x.index()];
-        let op = from.op(Id(i as u32));
-        // `import` also copies a spline node's table (under its index in `to`). A spline
-        // of a table `from` lacks keeps an index no graph has: the backend reports it.
-        let op = to.import(from, op, m).unwrap_or_else(|| match op {
-            Op::Spline(_, d, x) => Op::Spline(u32::MAX, d, m(x)),
-            other => other,
-        });
-        map[i] = to.add(op);
-    }
-    roots.iter().map(|r| map[r.index()]).collect()
 }
 
 fn element_type(ty: &ElementFunctions, fns: &[fdc_runtime::table::ElementFn]) -> ElementType {

@@ -4,13 +4,27 @@ use crate::spline::SplineTable;
 use rustc_hash::FxHashMap;
 
 /// Index of a node in a [`Graph`]. Ids are dense and in topological order: the
-/// operands of a node always have smaller ids than the node itself.
+/// operands of a node always have smaller ids than the node itself. Only a graph makes
+/// ids (the field is private), so an id names a node of the graph that returned it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Id(pub u32);
+pub struct Id(u32);
 
 impl Id {
     pub fn index(self) -> usize {
         self.0 as usize
+    }
+
+    /// The id of the `i`-th node, for passes that keep per-node tables of their own
+    /// (the simplifier's e-graph) and map them back.
+    pub(crate) fn from_index(i: usize) -> Id {
+        Id(i as u32)
+    }
+}
+
+/// `%n`, as the printer and every diagnostic about a node write it.
+impl std::fmt::Display for Id {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "%{}", self.0)
     }
 }
 
@@ -203,7 +217,21 @@ impl Graph {
     /// Commutative operations (`+`, `×`) get their operands in id order, so `a+b` and
     /// `b+a` are one node. `min`/`max` are *not* reordered: for ±0 and NaN operands
     /// IEEE allows either result, and the backend must see the order the user wrote.
+    ///
+    /// # Panics
+    /// If an operand is not a node of this graph: that is the topological invariant
+    /// every pass relies on ([`crate::verify`]), and only a bug breaks it (an id of
+    /// another graph).
     pub fn add(&mut self, op: Op) -> Id {
+        let n = self.nodes.len();
+        // Through `map_operands`, which does not allocate: this runs on every node.
+        op.map_operands(|a| {
+            assert!(
+                a.index() < n,
+                "operand {a} of {op:?} is not a node of this graph ({n} nodes)"
+            );
+            a
+        });
         let op = match op {
             Op::Add(a, b) if b < a => Op::Add(b, a),
             Op::Mul(a, b) if b < a => Op::Mul(b, a),
@@ -276,26 +304,86 @@ impl Graph {
         self.add(Op::Sym(n))
     }
 
-    /// Which nodes `roots` depend on (themselves included), in one backward sweep over
-    /// the topological ids. `Err(id)` for a root that is not a node, or an operand that
-    /// does not come before its user (a hand-built graph that breaks the invariant).
-    pub fn needed(&self, roots: &[Id]) -> Result<Vec<bool>, Id> {
+    /// The ids of all nodes, ascending (an evaluation order).
+    pub fn ids(&self) -> impl Iterator<Item = Id> {
+        (0..self.nodes.len() as u32).map(Id)
+    }
+
+    /// The first of `roots` that is not a node of this graph, if any.
+    pub fn foreign(&self, roots: &[Id]) -> Option<Id> {
+        roots
+            .iter()
+            .copied()
+            .find(|r| r.index() >= self.nodes.len())
+    }
+
+    /// The cone of `roots`: the nodes they depend on, themselves included, ascending
+    /// (so in evaluation order). The one answer to "which nodes do these roots need".
+    /// Roots that are not nodes of this graph ([`Graph::foreign`]) are left out.
+    pub fn cone(&self, roots: &[Id]) -> Vec<Id> {
+        self.cone_until(roots, |_| false)
+    }
+
+    /// [`Graph::cone`] without the nodes for which `done` holds and what only they
+    /// need: for memoized passes that extend what earlier calls computed. A walk from
+    /// the roots, so its cost is that of the new part, not of the graph.
+    pub fn cone_until(&self, roots: &[Id], done: impl Fn(Id) -> bool) -> Vec<Id> {
         let n = self.nodes.len();
-        let mut needed = vec![false; n];
-        for &r in roots {
-            *needed.get_mut(r.index()).ok_or(r)? = true;
-        }
-        for i in (0..n).rev() {
-            if needed[i] {
-                for a in self.nodes[i].operands() {
-                    if a.index() >= i {
-                        return Err(a);
-                    }
-                    needed[a.index()] = true;
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut stack: Vec<Id> = roots
+            .iter()
+            .copied()
+            .filter(|&r| r.index() < n && !done(r))
+            .collect();
+        let mut cone = Vec::new();
+        while let Some(id) = stack.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            cone.push(id);
+            for a in self.nodes[id.index()].operands() {
+                if !done(a) && !seen.contains(&a) {
+                    stack.push(a);
                 }
             }
         }
+        cone.sort_unstable();
+        cone
+    }
+
+    /// Which nodes `roots` depend on, as a mask over all ids ([`Graph::cone`]);
+    /// `Err(root)` for a root that is not a node of this graph.
+    pub fn needed(&self, roots: &[Id]) -> Result<Vec<bool>, Id> {
+        if let Some(bad) = self.foreign(roots) {
+            return Err(bad);
+        }
+        let mut needed = vec![false; self.nodes.len()];
+        for id in self.cone(roots) {
+            needed[id.index()] = true;
+        }
         Ok(needed)
+    }
+
+    /// Copies the cone of `roots` into `to` and returns the roots' ids there;
+    /// hash-consing shares what `to` already has, a spline's table is copied with it
+    /// (a spline of a table this graph lacks keeps an index no graph has, for the
+    /// backend's verifier to report). The one way to move IR between graphs.
+    ///
+    /// # Panics
+    /// If a root is not a node of this graph.
+    pub fn extract(&self, roots: &[Id], to: &mut Graph) -> Vec<Id> {
+        let mut map: FxHashMap<Id, Id> = FxHashMap::default();
+        for id in self.cone(roots) {
+            let op = self.op(id);
+            let m = |x: Id| map[&x];
+            let op = to.import(self, op, m).unwrap_or_else(|| match op {
+                Op::Spline(_, d, x) => Op::Spline(u32::MAX, d, m(x)),
+                other => other,
+            });
+            let new = to.add(op);
+            map.insert(id, new);
+        }
+        roots.iter().map(|r| map[r]).collect()
     }
 
     /// The value of a constant node, if it is one.
@@ -350,5 +438,32 @@ mod tests {
         let n = g.constant(-0.0);
         assert_ne!(p, n);
         assert_eq!(g.as_const(n).unwrap().to_bits(), (-0.0f64).to_bits());
+    }
+
+    #[test]
+    #[should_panic(expected = "operand %7")]
+    fn an_operand_that_is_not_an_earlier_node_is_rejected() {
+        let mut g = Graph::new();
+        g.add(Op::Unary(Unary::Neg, Id(7)));
+    }
+
+    #[test]
+    fn cone_and_extract_take_exactly_what_the_roots_need() {
+        let mut g = Graph::new();
+        let x = g.input(Slot::Q, 0);
+        let unused = g.input(Slot::V, 0);
+        let two = g.constant(2.0);
+        let y = g.mul(x, two);
+        let z = g.add(Op::Unary(Unary::Sin, y));
+        let w = g.add2(unused, two);
+        assert_eq!(g.cone(&[z]), vec![x, two, y, z]);
+        assert_eq!(g.cone_until(&[z], |id| id == y), vec![z]);
+        assert_eq!(g.cone(&[z, w]).len(), 6);
+        let mut h = Graph::new();
+        let hx = h.input(Slot::Q, 0);
+        let out = g.extract(&[z], &mut h);
+        assert_eq!(h.len(), 4, "x is shared, the unused input is not copied");
+        assert_eq!(h.op(out[0]), Op::Unary(Unary::Sin, Id(2)));
+        assert_eq!(h.op(Id(2)), Op::Mul(hx, Id(1)));
     }
 }

@@ -30,7 +30,7 @@ impl fmt::Display for EvalError {
                 "input {}[{index}] read, but only {len} values were given",
                 slot.name()
             ),
-            EvalError::NoSuchNode(id) => write!(f, "node %{} does not exist", id.0),
+            EvalError::NoSuchNode(id) => write!(f, "node {id} does not exist"),
             EvalError::NoSuchTable(t) => write!(f, "spline table {t} does not exist"),
         }
     }
@@ -92,7 +92,7 @@ pub fn eval(graph: &Graph, outputs: &[Id], inputs: &Inputs) -> Result<Vec<f64>, 
         if !needed[i] {
             continue;
         }
-        let op = graph.op(Id(i as u32));
+        let op = graph.nodes()[i];
         values[i] = match op {
             Op::Input(slot, index) => {
                 let arr = inputs[slot as usize];
@@ -151,13 +151,17 @@ mod tests {
     }
 
     #[test]
-    fn operands_that_are_not_earlier_nodes_are_errors() {
+    fn outputs_that_are_not_nodes_are_errors() {
+        // (An operand that is not an earlier node cannot be built: `Graph::add`
+        // asserts it; an output from another graph can be passed.)
         let mut g = Graph::new();
-        let bad = g.add(Op::Unary(Unary::Neg, Id(7)));
+        g.input(Slot::Q, 0);
+        let mut big = Graph::new();
+        let far = (0..8).map(|i| big.input(Slot::P, i)).last().unwrap();
         let empty: &[f64] = &[];
         assert_eq!(
-            eval(&g, &[bad], &[empty; 8]),
-            Err(EvalError::NoSuchNode(Id(7)))
+            eval(&g, &[far], &[empty; 8]),
+            Err(EvalError::NoSuchNode(far))
         );
     }
 }

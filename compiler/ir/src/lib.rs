@@ -22,6 +22,7 @@ pub mod print;
 pub mod simplify;
 pub mod spline;
 pub mod stats;
+pub mod verify;
 
 pub use build::{transpose, M3, V3};
 pub use graph::{Cmp, Func, Graph, Id, Op, Slot, SlotSizes, Unary};

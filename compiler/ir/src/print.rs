@@ -56,7 +56,7 @@ fn print_with_header(graph: &Graph, header: &str, outputs: &[Id]) -> String {
     let mut next = 0usize;
     for (k, &o) in outputs.iter().enumerate() {
         if o.index() >= graph.len() {
-            let _ = writeln!(out, "  out[{k}] = <no node %{}>", o.0);
+            let _ = writeln!(out, "  out[{k}] = <no node {o}>");
             continue;
         }
         // Iterative post-order: deep chains (long sums) must not overflow the stack.
@@ -243,7 +243,7 @@ mod tests {
     fn missing_output_node_is_reported_not_panicking() {
         let g = Graph::new();
         assert_eq!(
-            print_outputs(&g, &[Id(3)]),
+            print_outputs(&g, &[Id::from_index(3)]),
             "outputs\n  out[0] = <no node %3>\n"
         );
     }

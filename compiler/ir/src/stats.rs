@@ -32,20 +32,15 @@ pub fn stats(graph: &Graph, outputs: &[Id]) -> OpStats {
         needed[o.index()] = true;
         uses[o.index()] += 1;
     }
-    // Ids are topological, so one backward sweep marks everything needed.
-    for i in (0..n).rev() {
-        if needed[i] {
-            // Operands that are not nodes (a malformed graph) are skipped.
-            let ops = graph.op(Id(i as u32)).operands();
-            for a in ops.into_iter().filter(|a| a.index() < n) {
-                needed[a.index()] = true;
-                uses[a.index()] += 1;
-            }
+    for id in graph.cone(outputs) {
+        needed[id.index()] = true;
+        for a in graph.op(id).operands() {
+            uses[a.index()] += 1;
         }
     }
     let mut s = OpStats::default();
     for i in (0..n).filter(|&i| needed[i]) {
-        let op = graph.op(Id(i as u32));
+        let op = graph.nodes()[i];
         match op {
             Op::Const(_) => s.constants += 1,
             Op::Input(..) => s.inputs += 1,
@@ -127,8 +122,11 @@ mod tests {
     #[test]
     fn malformed_graph_and_bad_outputs_do_not_panic() {
         let mut g = Graph::new();
-        let bad = g.add(Op::Unary(crate::graph::Unary::Neg, Id(7)));
-        let s = stats(&g, &[bad, Id(40)]);
+        let x = g.input(crate::graph::Slot::Q, 0);
+        let bad = g.add(Op::Unary(crate::graph::Unary::Neg, x));
+        let mut big = Graph::new();
+        let far = (0..41).map(|i| big.constant(i as f64)).last().unwrap();
+        let s = stats(&g, &[bad, far]);
         assert_eq!((s.total, s.by_kind.get("neg")), (1, Some(&1)));
     }
 }

@@ -28,7 +28,7 @@ pub fn eval_nodes(
     let n = g.len();
     let needed = g
         .needed(nodes)
-        .map_err(|id| format!("internal: node %{} is not part of the graph", id.0))?;
+        .map_err(|id| format!("internal: node {id} is not part of the graph"))?;
     let rotations: Vec<[[f64; 3]; 3]> = q
         .chunks(7)
         .filter(|c| c.len() == 7)
@@ -39,7 +39,7 @@ pub fn eval_nodes(
         if !needed[i] {
             continue;
         }
-        let op = g.op(Id(i as u32));
+        let op = g.nodes()[i];
         val[i] = match op {
             Op::Input(slot, k) => {
                 let k = k as usize;

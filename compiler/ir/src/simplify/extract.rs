@@ -51,19 +51,10 @@ pub fn op_cost(op: &Op) -> f64 {
 
 /// Total cost of what `outputs` need, each shared node once. Ids must be valid.
 pub fn graph_cost(graph: &Graph, outputs: &[NodeId]) -> f64 {
-    let mut needed = vec![false; graph.len()];
-    for o in outputs {
-        needed[o.index()] = true;
-    }
+    // Summed from the last node down, the order the costs were always added in.
     let mut total = 0.0;
-    for i in (0..graph.len()).rev() {
-        if needed[i] {
-            let op = graph.op(NodeId(i as u32));
-            total += op_cost(&op);
-            for a in op.operands() {
-                needed[a.index()] = true;
-            }
-        }
+    for &id in graph.cone(outputs).iter().rev() {
+        total += op_cost(&graph.op(id));
     }
     total
 }
@@ -72,7 +63,7 @@ pub fn graph_cost(graph: &Graph, outputs: &[NodeId]) -> f64 {
 pub fn node_cost(egraph: &FdGraph, node: &FdLang) -> f64 {
     let op = to_op(node, |c| match egraph[c].data {
         Some(Konst::I(n)) => Arg::Int(n),
-        _ => Arg::Node(NodeId(0)),
+        _ => Arg::Node(NodeId::from_index(0)),
     });
     match op {
         Some(op) => op_cost(&op),
@@ -335,9 +326,10 @@ pub fn build(
             if expanded {
                 on_path[ci] = false;
                 let op = to_op(&node, |ch| {
-                    done[usize::from(egraph.find(ch))].unwrap_or(Arg::Node(NodeId(u32::MAX)))
+                    done[usize::from(egraph.find(ch))]
+                        .unwrap_or(Arg::Node(NodeId::from_index(u32::MAX as usize)))
                 })?;
-                if op.operands().iter().any(|a| a.0 == u32::MAX) {
+                if op.operands().iter().any(|a| a.index() == u32::MAX as usize) {
                     return None;
                 }
                 done[ci] = Some(Arg::Node(g.add(op)));

@@ -163,7 +163,7 @@ pub fn to_op(node: &FdLang, child: impl Fn(Id) -> Arg<NodeId>) -> Option<Op> {
     let u = |f: Unary, a: Id| Some(Op::Unary(f, child(a).node()?));
     let two = |a: Id, b: Id| Some((child(a).node()?, child(b).node()?));
     let sel = |c: Cmp, ids: &[Id; 4]| {
-        let mut out = [NodeId(0); 4];
+        let mut out = [NodeId::from_index(0); 4];
         for (o, &i) in out.iter_mut().zip(ids) {
             *o = child(i).node()?;
         }
@@ -299,7 +299,7 @@ impl Analysis<FdLang> for ConstFold {
         for &c in kids {
             match egraph[c].data? {
                 Konst::F(b) => {
-                    ints.push(Arg::Node(NodeId(vals.len() as u32)));
+                    ints.push(Arg::Node(NodeId::from_index(vals.len())));
                     vals.push(f64::from_bits(b));
                 }
                 Konst::I(n) => ints.push(Arg::Int(n)),

@@ -14,7 +14,6 @@ pub mod rules;
 use crate::graph::{Func, Graph, Id as NodeId};
 use egg::{Runner, StopReason};
 use lang::{from_op, ConstFold, FdGraph, FdLang, Int};
-use std::collections::HashMap;
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -177,70 +176,17 @@ pub(crate) fn simplify_with(
     rewrites: &[egg::Rewrite<FdLang, ConstFold>],
 ) -> Simplified {
     let start = Instant::now();
-    let unchanged = |stop: Stop, cost: f64, start: Instant| {
-        let (graph, outputs) = compact(graph, outputs);
-        Simplified {
-            graph,
-            outputs,
-            report: Report {
-                stop,
-                iterations: 0,
-                egraph_nodes: 0,
-                egraph_classes: 0,
-                cost_before: cost,
-                cost_after: cost,
-                kept: false,
-                conflicts: vec![],
-                time: start.elapsed(),
-                rules_time: Duration::ZERO,
-                extract_time: Duration::ZERO,
-            },
-        }
-    };
-    if let Err(why) = check(graph, outputs) {
+    if let Some(bad) = graph.foreign(outputs) {
+        let why = format!("output {bad} is not a node of the graph");
         log::warn!("simplify skipped: {why}");
         return Simplified {
             graph: graph.clone(),
             outputs: outputs.to_vec(),
-            report: Report {
-                stop: Stop::Skipped(why),
-                iterations: 0,
-                egraph_nodes: 0,
-                egraph_classes: 0,
-                cost_before: f64::NAN,
-                cost_after: f64::NAN,
-                kept: false,
-                conflicts: vec![],
-                time: start.elapsed(),
-                rules_time: Duration::ZERO,
-                extract_time: Duration::ZERO,
-            },
+            report: Report::unchanged(Stop::Skipped(why), f64::NAN, start),
         };
     }
     let cost_before = graph_cost(graph, outputs);
-
-    // All outputs go into one e-graph: CSE across outputs comes from hash-consing
-    // plus whatever the rules prove equal.
-    let mut egraph = FdGraph::new(ConstFold::default());
-    // check() made sure every needed operand is needed and comes first.
-    let mut class_of: Vec<egg::Id> = vec![egg::Id::default(); graph.len()];
-    for i in needed(graph, outputs) {
-        let op = graph.op(NodeId(i as u32));
-        let mut int_class = None;
-        if let crate::graph::Op::Powi(_, n) = op {
-            int_class = Some(egraph.add(FdLang::Int(Int(n))));
-        }
-        if let crate::graph::Op::Spline(t, d, _) = op {
-            int_class = Some(egraph.add(FdLang::Int(Int(lang::spline_key(t, d)))));
-        }
-        let node = from_op(
-            &op,
-            |a| class_of[a.index()],
-            |_| int_class.unwrap_or_default(),
-        );
-        class_of[i] = egraph.add(node);
-    }
-    let roots: Vec<egg::Id> = outputs.iter().map(|o| class_of[o.index()]).collect();
+    let (egraph, roots) = load(graph, outputs);
 
     let t_rules = Instant::now();
     let runner = Runner::<FdLang, ConstFold>::default()
@@ -252,14 +198,7 @@ pub(crate) fn simplify_with(
         // deterministic limits above can stop the run.
         .with_time_limit(Duration::MAX)
         .run(rewrites);
-    let stop = match &runner.stop_reason {
-        Some(StopReason::Saturated) => Stop::Saturated,
-        Some(StopReason::IterationLimit(n)) => Stop::IterLimit(*n),
-        Some(StopReason::NodeLimit(n)) => Stop::NodeLimit(*n),
-        Some(StopReason::TimeLimit(t)) => Stop::Other(format!("time limit after {t} s")),
-        Some(StopReason::Other(s)) => Stop::Other(s.clone()),
-        None => Stop::Other("no stop reason".into()),
-    };
+    let stop = stop_of(&runner.stop_reason);
     let rules_time = t_rules.elapsed();
     let egraph = &runner.egraph;
     let conflicts: Vec<String> = egraph
@@ -275,16 +214,115 @@ pub(crate) fn simplify_with(
     );
     if !conflicts.is_empty() {
         log::error!("simplifier tripwire: different constants merged: {conflicts:?}");
-        let mut out = unchanged(stop, cost_before, start);
+        let mut out = unchanged(graph, outputs, stop, cost_before, start);
         out.report.conflicts = conflicts;
         out.report.rules_time = rules_time;
         return out;
     }
 
-    // Candidates: greedy DAG extraction (within its budget) and tree extraction,
-    // each refined by rounds that make already computed classes free; keep the
-    // cheapest, and only if it does not cost more than the input.
     let t_extract = Instant::now();
+    let best = cheapest(graph, egraph, &roots);
+    let mut out = match best {
+        Some((cost, g, outs)) if cost <= cost_before => Simplified {
+            graph: g,
+            outputs: outs,
+            report: Report {
+                cost_after: cost,
+                kept: true,
+                ..Report::unchanged(stop, cost_before, start)
+            },
+        },
+        _ => unchanged(graph, outputs, stop, cost_before, start),
+    };
+    out.report.iterations = iterations;
+    out.report.egraph_nodes = egraph.total_number_of_nodes();
+    out.report.egraph_classes = egraph.number_of_classes();
+    out.report.time = start.elapsed();
+    out.report.rules_time = rules_time;
+    out.report.extract_time = t_extract.elapsed();
+    log::info!("simplify: {}", out.report);
+    out
+}
+
+impl Report {
+    /// The report of a run that returns its input (cost unchanged), timed from `start`.
+    fn unchanged(stop: Stop, cost: f64, start: Instant) -> Report {
+        Report {
+            stop,
+            iterations: 0,
+            egraph_nodes: 0,
+            egraph_classes: 0,
+            cost_before: cost,
+            cost_after: cost,
+            kept: false,
+            conflicts: vec![],
+            time: start.elapsed(),
+            rules_time: Duration::ZERO,
+            extract_time: Duration::ZERO,
+        }
+    }
+}
+
+/// The input's needed part, as returned when the simplifier cannot do better.
+fn unchanged(
+    graph: &Graph,
+    outputs: &[NodeId],
+    stop: Stop,
+    cost: f64,
+    start: Instant,
+) -> Simplified {
+    let mut g = Graph::with_tables_of(graph);
+    let outputs = graph.extract(outputs, &mut g);
+    Simplified {
+        graph: g,
+        outputs,
+        report: Report::unchanged(stop, cost, start),
+    }
+}
+
+/// All outputs in one e-graph: CSE across outputs comes from hash-consing plus
+/// whatever the rules prove equal. Returns the e-graph and the outputs' classes.
+fn load(graph: &Graph, outputs: &[NodeId]) -> (FdGraph, Vec<egg::Id>) {
+    let mut egraph = FdGraph::new(ConstFold::default());
+    let mut class_of: Vec<egg::Id> = vec![egg::Id::default(); graph.len()];
+    for id in graph.cone(outputs) {
+        let op = graph.op(id);
+        let mut int_class = None;
+        if let crate::graph::Op::Powi(_, n) = op {
+            int_class = Some(egraph.add(FdLang::Int(Int(n))));
+        }
+        if let crate::graph::Op::Spline(t, d, _) = op {
+            int_class = Some(egraph.add(FdLang::Int(Int(lang::spline_key(t, d)))));
+        }
+        let node = from_op(
+            &op,
+            |a| class_of[a.index()],
+            |_| int_class.unwrap_or_default(),
+        );
+        class_of[id.index()] = egraph.add(node);
+    }
+    let roots = outputs.iter().map(|o| class_of[o.index()]).collect();
+    (egraph, roots)
+}
+
+fn stop_of(reason: &Option<StopReason>) -> Stop {
+    match reason {
+        Some(StopReason::Saturated) => Stop::Saturated,
+        Some(StopReason::IterationLimit(n)) => Stop::IterLimit(*n),
+        Some(StopReason::NodeLimit(n)) => Stop::NodeLimit(*n),
+        Some(StopReason::TimeLimit(t)) => Stop::Other(format!("time limit after {t} s")),
+        Some(StopReason::Other(s)) => Stop::Other(s.clone()),
+        None => Stop::Other("no stop reason".into()),
+    }
+}
+
+/// Candidates: greedy DAG extraction (within its budget) and tree extraction, each
+/// refined by rounds that make already computed classes free; the cheapest of them.
+fn cheapest(
+    graph: &Graph,
+    egraph: &FdGraph,
+    roots: &[egg::Id],
+) -> Option<(f64, Graph, Vec<NodeId>)> {
     let mut best: Option<(f64, Graph, Vec<NodeId>)> = None;
     let setup = extract::Setup::new(egraph);
     let dag = extract::dag_choices(&setup);
@@ -292,8 +330,8 @@ pub(crate) fn simplify_with(
         log::debug!("simplify: greedy DAG extraction over budget");
     }
     let candidates = [
-        dag.and_then(|dag| extract::iterate(egraph, &setup, &roots, Some(dag), 4)),
-        extract::iterate(egraph, &setup, &roots, None, 4),
+        dag.and_then(|dag| extract::iterate(egraph, &setup, roots, Some(dag), 4)),
+        extract::iterate(egraph, &setup, roots, None, 4),
     ];
     for (cost, mut g, outs) in candidates.into_iter().flatten() {
         // Extraction keeps the input's table indices (they are in the spline keys).
@@ -302,94 +340,7 @@ pub(crate) fn simplify_with(
             best = Some((cost, g, outs));
         }
     }
-    let (egraph_nodes, egraph_classes) =
-        (egraph.total_number_of_nodes(), egraph.number_of_classes());
-    let mut out = match best {
-        Some((cost, g, outs)) if cost <= cost_before => Simplified {
-            graph: g,
-            outputs: outs,
-            report: Report {
-                stop,
-                iterations,
-                egraph_nodes,
-                egraph_classes,
-                cost_before,
-                cost_after: cost,
-                kept: true,
-                conflicts: vec![],
-                time: Duration::ZERO,
-                rules_time: Duration::ZERO,
-                extract_time: Duration::ZERO,
-            },
-        },
-        _ => {
-            let mut o = unchanged(stop, cost_before, start);
-            o.report.iterations = iterations;
-            o.report.egraph_nodes = egraph_nodes;
-            o.report.egraph_classes = egraph_classes;
-            o
-        }
-    };
-    out.report.time = start.elapsed();
-    out.report.rules_time = rules_time;
-    out.report.extract_time = t_extract.elapsed();
-    log::info!("simplify: {}", out.report);
-    out
-}
-
-/// Validates what the simplifier relies on: outputs exist and every needed node's
-/// operands come before it.
-fn check(graph: &Graph, outputs: &[NodeId]) -> Result<(), String> {
-    if let Some(bad) = outputs.iter().find(|o| o.index() >= graph.len()) {
-        return Err(format!("output %{} is not a node of the graph", bad.0));
-    }
-    for i in needed(graph, outputs) {
-        let op = graph.op(NodeId(i as u32));
-        if let Some(a) = op.operands().into_iter().find(|a| a.index() >= i) {
-            return Err(format!("node %{i} uses %{}, which is not before it", a.0));
-        }
-    }
-    Ok(())
-}
-
-/// Indices of the nodes `outputs` need, ascending. Operands that are out of order are
-/// skipped here and reported by [`check`].
-fn needed(graph: &Graph, outputs: &[NodeId]) -> Vec<usize> {
-    let mut mark = vec![false; graph.len()];
-    for o in outputs {
-        if o.index() < graph.len() {
-            mark[o.index()] = true;
-        }
-    }
-    for i in (0..graph.len()).rev() {
-        if mark[i] {
-            for a in graph.op(NodeId(i as u32)).operands() {
-                if a.index() < i {
-                    mark[a.index()] = true;
-                }
-            }
-        }
-    }
-    (0..graph.len()).filter(|&i| mark[i]).collect()
-}
-
-/// The needed part of `graph` copied into a fresh graph, ids renumbered.
-fn compact(graph: &Graph, outputs: &[NodeId]) -> (Graph, Vec<NodeId>) {
-    let mut g = Graph::with_tables_of(graph);
-    let mut map: HashMap<NodeId, NodeId> = HashMap::new();
-    for i in needed(graph, outputs) {
-        let id = NodeId(i as u32);
-        let op = remap(graph.op(id), &map);
-        map.insert(id, g.add(op));
-    }
-    let outs = outputs.iter().map(|o| map[o]).collect();
-    (g, outs)
-}
-
-/// `op` on the compacted graph's ids. A spline keeps its table index: the compacted
-/// graph starts with the input's tables.
-fn remap(op: crate::graph::Op, map: &HashMap<NodeId, NodeId>) -> crate::graph::Op {
-    op.map_operands(|a| map[&a])
+    best
 }
 
 #[cfg(test)]
@@ -500,16 +451,10 @@ mod tests {
     fn bad_input_is_reported_not_a_panic() {
         let mut g = Graph::new();
         let x = g.input(Slot::Q, 0);
-        let out = simplify(&g, &[x, NodeId(9)], &Limits::default());
+        let out = simplify(&g, &[x, NodeId::from_index(9)], &Limits::default());
         assert!(matches!(out.report.stop, Stop::Skipped(ref m) if m.contains("%9")));
-        assert_eq!(out.outputs, vec![x, NodeId(9)]);
-
-        // A node whose operand comes after it breaks the topological invariant.
-        let mut g = Graph::new();
-        let a = g.add(Op::Add(NodeId(1), NodeId(1)));
-        g.input(Slot::Q, 0);
-        let out = simplify(&g, &[a], &Limits::default());
-        assert!(matches!(out.report.stop, Stop::Skipped(ref m) if m.contains("not before")));
+        assert_eq!(out.outputs, vec![x, NodeId::from_index(9)]);
+        // (An operand after its user cannot be built: `Graph::add` asserts it.)
     }
 
     #[test]
