@@ -1,0 +1,128 @@
+//! A minimal W3C WebDriver client over chromedriver (HTTP + JSON): a session, navigate,
+//! execute script, screenshot. Enough for the viewer's tests.
+
+use base64::Engine;
+use serde_json::{json, Value};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Browser {
+    driver: Child,
+    base: String,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn call(method: &str, url: &str, body: Option<Value>) -> Result<Value, String> {
+    let req = ureq::request(method, url).timeout(Duration::from_secs(120));
+    let resp = match body {
+        Some(b) => req.set("Content-Type", "application/json").send_string(&b.to_string()),
+        None => req.call(),
+    };
+    let text = match resp {
+        Ok(r) => r.into_string().map_err(|e| e.to_string())?,
+        Err(ureq::Error::Status(code, r)) => {
+            return Err(format!("{code}: {}", r.into_string().unwrap_or_default()))
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let v: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    Ok(v["value"].clone())
+}
+
+impl Browser {
+    /// chromedriver on a free port and a headless Chromium session (software WebGL).
+    pub fn start() -> Browser {
+        let port = free_port();
+        let driver = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver (Debian package chromium-driver; .ci/run installs it)");
+        let root = format!("http://127.0.0.1:{port}");
+        let t0 = Instant::now();
+        while call("GET", &format!("{root}/status"), None).is_err() {
+            assert!(t0.elapsed() < Duration::from_secs(30), "chromedriver did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let caps = json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
+            "binary": "/usr/bin/chromium",
+            "args": ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                     "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+                     "--window-size=800,600", "--hide-scrollbars",
+                     "--allow-file-access-from-files"]}}}});
+        let mut b = Browser { driver, base: root };
+        let s = call("POST", &format!("{}/session", b.base), Some(caps)).expect("a session");
+        b.base = format!("{}/session/{}", b.base, s["sessionId"].as_str().unwrap());
+        b
+    }
+
+    pub fn goto(&self, url: &str) {
+        call("POST", &format!("{}/url", self.base), Some(json!({ "url": url }))).unwrap();
+    }
+
+    pub fn exec(&self, script: &str) -> Value {
+        let body = json!({ "script": script, "args": [] });
+        call("POST", &format!("{}/execute/sync", self.base), Some(body)).unwrap()
+    }
+
+    pub fn screenshot(&self) -> Shot {
+        let b64 = call("GET", &format!("{}/screenshot", self.base), None).unwrap();
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(b64.as_str().unwrap())
+            .unwrap();
+        let mut reader = png::Decoder::new(&png[..]).read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        let channels = info.color_type.samples();
+        buf.truncate(info.buffer_size());
+        Shot { width: info.width as usize, height: info.height as usize, channels, data: buf, png }
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = call("DELETE", &self.base, None);
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+/// A decoded screenshot (and its PNG bytes, to save).
+pub struct Shot {
+    pub width: usize,
+    pub height: usize,
+    channels: usize,
+    data: Vec<u8>,
+    png: Vec<u8>,
+}
+
+impl Shot {
+    pub fn rgb(&self, x: usize, y: usize) -> [u8; 3] {
+        assert!(x < self.width && y < self.height, "({x}, {y}) outside {}x{}", self.width, self.height);
+        let i = (y * self.width + x) * self.channels;
+        [self.data[i], self.data[i + 1], self.data[i + 2]]
+    }
+
+    pub fn save(&self, path: &Path) {
+        std::fs::write(path, &self.png).unwrap();
+    }
+
+    /// Share of pixels whose colour differs by more than 24 in some channel.
+    pub fn fraction_differing(&self, other: &Shot) -> f64 {
+        assert_eq!((self.width, self.height), (other.width, other.height));
+        let n = self.width * self.height;
+        let differ = (0..n)
+            .filter(|&p| {
+                let (a, b) = (p * self.channels, p * other.channels);
+                (0..3).any(|c| self.data[a + c].abs_diff(other.data[b + c]) > 24)
+            })
+            .count();
+        differ as f64 / n as f64
+    }
+}
