@@ -52,6 +52,9 @@ mod tests {
         let page = export_html(&State::default());
         assert!(!page.contains("/*APP_JS*/") && !page.contains("<!--THREE-->"));
         // Only the closing tags of the page's own elements remain.
-        assert_eq!(page.matches("</script>").count(), INDEX.matches("</script>").count() + 1);
+        assert_eq!(
+            page.matches("</script>").count(),
+            INDEX.matches("</script>").count() + 1
+        );
     }
 }

@@ -83,8 +83,13 @@ fn parse_set(body: &str) -> Result<Vec<(String, f64)>, String> {
     body.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
-            let (n, v) = l.split_once('=').ok_or(format!("`{l}`: expected NAME=VALUE"))?;
-            let v = v.trim().parse().map_err(|_| format!("`{v}` is not a number"))?;
+            let (n, v) = l
+                .split_once('=')
+                .ok_or(format!("`{l}`: expected NAME=VALUE"))?;
+            let v = v
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{v}` is not a number"))?;
             Ok((n.trim().to_string(), v))
         })
         .collect()
@@ -94,7 +99,11 @@ impl Server {
     /// Binds 127.0.0.1:`port` (0: any free port) and starts the session.
     pub fn start(opts: SessionOptions, port: u16) -> Result<Server, String> {
         let dir = opts.model.parent().unwrap_or(Path::new("."));
-        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
         let root = dir
             .canonicalize()
             .map_err(|e| format!("cannot open `{}`: {e}", dir.display()))?;
@@ -122,17 +131,6 @@ impl Server {
         }
     }
 
-    /// Answers requests for `n` requests (tests).
-    pub fn serve_one(&self) -> bool {
-        match self.http.recv() {
-            Ok(req) => {
-                self.answer(req);
-                true
-            }
-            Err(_) => false,
-        }
-    }
-
     fn answer(&self, mut req: Request) {
         let host = req
             .headers()
@@ -140,7 +138,11 @@ impl Server {
             .find(|h| h.field.equiv("Host"))
             .map(|h| h.value.as_str().to_string());
         let resp = if !allowed(req.remote_addr(), host.as_deref()) {
-            reply(403, "text/plain", "fdc view answers only this machine (localhost)")
+            reply(
+                403,
+                "text/plain",
+                "fdc view answers only this machine (localhost)",
+            )
         } else {
             self.route(&mut req)
         };
@@ -151,7 +153,8 @@ impl Server {
     fn route(&self, req: &mut Request) -> Reply {
         let url = req.url().to_string();
         let (path, query) = url.split_once('?').unwrap_or((&url, ""));
-        match (req.method(), path) {
+        let method = req.method().clone();
+        match (&method, path) {
             (Method::Get, "/") => reply(200, "text/html; charset=utf-8", page::live_html()),
             (Method::Get, "/vendor/three.module.min.js") => {
                 reply(200, "text/javascript", page::THREE_JS)
@@ -171,7 +174,12 @@ impl Server {
             }
             (Method::Post, "/api/rerun") => {
                 let mut body = String::new();
-                if req.as_reader().take(1 << 16).read_to_string(&mut body).is_err() {
+                if req
+                    .as_reader()
+                    .take(1 << 16)
+                    .read_to_string(&mut body)
+                    .is_err()
+                {
                     return reply(400, "text/plain", "unreadable body");
                 }
                 match parse_set(&body) {
@@ -205,7 +213,13 @@ mod tests {
         for ok in ["127.0.0.1:8080", "localhost", "localhost:1", "[::1]:80"] {
             assert!(allowed_host(ok), "{ok}");
         }
-        for bad in ["evil.example", "127.0.0.2:80", "localhost.evil:80", "[::2]", ""] {
+        for bad in [
+            "evil.example",
+            "127.0.0.2:80",
+            "localhost.evil:80",
+            "[::2]",
+            "",
+        ] {
             assert!(!allowed_host(bad), "{bad}");
         }
         let remote: SocketAddr = "10.0.0.5:4000".parse().unwrap();
@@ -217,7 +231,10 @@ mod tests {
 
     #[test]
     fn rerun_bodies() {
-        assert_eq!(parse_set("r=0.2\nl = 3\n"), Ok(vec![("r".into(), 0.2), ("l".into(), 3.0)]));
+        assert_eq!(
+            parse_set("r=0.2\nl = 3\n"),
+            Ok(vec![("r".into(), 0.2), ("l".into(), 3.0)])
+        );
         assert!(parse_set("r").is_err());
         assert!(parse_set("r=abc").is_err());
     }

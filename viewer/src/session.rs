@@ -56,7 +56,8 @@ pub struct Run {
 #[derive(Debug, Default)]
 pub struct State {
     pub version: u64,
-    /// `building`, `running`, `ready` or `failed` (the last build; runs say their own).
+    /// `building`, `running` (built, a run going), `ready` or `failed` (the last build
+    /// failed; runs of the previous build may still go and say their own outcome).
     pub status: String,
     /// Diagnostics of the last build when it failed (with file:line:col).
     pub diagnostics: Option<String>,
@@ -235,7 +236,8 @@ fn rebuild(opts: &SessionOptions, state: &Mutex<State>) -> Option<Template> {
             return None;
         }
     };
-    s.status = "ready".into();
+    // The run that follows every build makes it `ready`.
+    s.status = "running".into();
     s.diagnostics = None;
     s.scene = Some(Scene::of(&t).to_json());
     s.scene_version += 1;
@@ -286,6 +288,9 @@ fn simulate(t: &Template, set: &[(String, f64)], keep: usize, state: &Mutex<Stat
         let mut s = lock(state);
         let id = s.next_run;
         s.next_run += 1;
+        if s.status != "failed" {
+            s.status = "running".into();
+        }
         s.runs.push(Run {
             id,
             set: set.to_vec(),
@@ -313,4 +318,8 @@ fn simulate(t: &Template, set: &[(String, f64)], keep: usize, state: &Mutex<Stat
         r.done = true;
         r.error = error;
     });
+    let mut s = lock(state);
+    if s.status == "running" {
+        s.status = "ready".into();
+    }
 }

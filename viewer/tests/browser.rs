@@ -24,11 +24,15 @@ fn shots_dir() -> PathBuf {
 fn wait_ready(b: &Browser, scene: u64) -> Value {
     let t0 = Instant::now();
     loop {
-        let s = b.exec("return window.fdcView && window.fdcView.ready ? window.fdcView.state : null");
+        let s =
+            b.exec("return window.fdcView && window.fdcView.ready ? window.fdcView.state : null");
         if s["scene"].as_u64().is_some_and(|v| v >= scene) {
             return s;
         }
-        assert!(t0.elapsed() < Duration::from_secs(300), "page not ready: {s}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "page not ready: {s}"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
 }
@@ -36,7 +40,10 @@ fn wait_ready(b: &Browser, scene: u64) -> Value {
 /// The pixel of the global point (x, y) on the top view (orthographic along −z).
 fn pixel_of(cam: &Value, x: f64, y: f64) -> (usize, usize) {
     let f = |k: &str| cam[k].as_f64().unwrap();
-    let (cx, cy) = (cam["target"][0].as_f64().unwrap(), cam["target"][1].as_f64().unwrap());
+    let (cx, cy) = (
+        cam["target"][0].as_f64().unwrap(),
+        cam["target"][1].as_f64().unwrap(),
+    );
     let px = (x - (cx + f("left"))) / (f("right") - f("left")) * f("width");
     let py = (cy + f("top") - y) / (f("top") - f("bottom")) * f("height");
     (px as usize, py as usize)
@@ -49,7 +56,11 @@ fn crank_at(state: &fdc_viewer::State, t: f64) -> (f64, f64, f64) {
     let col = |n: &str| run.channels.iter().position(|c| c == n).unwrap();
     let (ix, iy) = (col("crank.R.x"), col("crank.R.y"));
     let k = (0..run.times.len())
-        .min_by(|&a, &b| (run.times[a] - t).abs().total_cmp(&(run.times[b] - t).abs()))
+        .min_by(|&a, &b| {
+            (run.times[a] - t)
+                .abs()
+                .total_cmp(&(run.times[b] - t).abs())
+        })
         .unwrap();
     (run.times[k], run.rows[k][ix], run.rows[k][iy])
 }
@@ -83,7 +94,10 @@ fn slider_crank_in_chromium() {
     let b = Browser::start();
     b.goto(&format!("http://127.0.0.1:{}/{VIEW}", server.port()));
     wait_ready(&b, 1);
-    let crank = b.exec("return window.fdcView.colours().crank").as_u64().unwrap() as u32;
+    let crank = b
+        .exec("return window.fdcView.colours().crank")
+        .as_u64()
+        .unwrap() as u32;
 
     // The crank's pixels are where its result rows put it, at two times a quarter
     // turn apart (omega0 = 10 rad/s); at the second the first place is empty.
@@ -93,10 +107,17 @@ fn slider_crank_in_chromium() {
         let (tr, x, y) = crank_at(&server.session().state(), t);
         let cam = b.exec("return window.fdcView.camera()");
         let (px, py) = pixel_of(&cam, x, y);
-        assert!(is_colour(shot.rgb(px, py), crank), "t = {tr}: crank at ({x:.4}, {y:.4}) -> pixel ({px}, {py}) is {:?}", shot.rgb(px, py));
+        assert!(
+            is_colour(shot.rgb(px, py), crank),
+            "t = {tr}: crank at ({x:.4}, {y:.4}) -> pixel ({px}, {py}) is {:?}",
+            shot.rgb(px, py)
+        );
         if let Some((fx, fy)) = first {
             let (qx, qy) = pixel_of(&cam, fx, fy);
-            assert!(!is_colour(shot.rgb(qx, qy), crank), "the crank stayed at ({fx}, {fy})");
+            assert!(
+                !is_colour(shot.rgb(qx, qy), crank),
+                "the crank stayed at ({fx}, {fy})"
+            );
         }
         first = Some((x, y));
     }
@@ -109,9 +130,16 @@ fn slider_crank_in_chromium() {
     let (_, x, y) = crank_at(&server.session().state(), 0.0);
     assert!((x - 0.075).abs() < 1e-12, "crank x = {x}");
     let (px, py) = pixel_of(&b.exec("return window.fdcView.camera()"), x, y);
-    assert!(is_colour(after.rgb(px, py), crank), "after the edit: {:?}", after.rgb(px, py));
+    assert!(
+        is_colour(after.rgb(px, py), crank),
+        "after the edit: {:?}",
+        after.rgb(px, py)
+    );
     let changed = before.fraction_differing(&after);
-    assert!(changed > 0.01, "the picture changed in {changed} of the pixels");
+    assert!(
+        changed > 0.01,
+        "the picture changed in {changed} of the pixels"
+    );
 
     // A broken file: the diagnostics with line:col are on the page, the scene stays.
     std::fs::write(&model, text.replace("mass = 0.5;", "mass = ;")).unwrap();
@@ -121,7 +149,10 @@ fn slider_crank_in_chromium() {
         if d.as_str().is_some_and(|d| !d.is_empty()) {
             break d.as_str().unwrap().to_string();
         }
-        assert!(t0.elapsed() < Duration::from_secs(120), "no diagnostics on the page");
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "no diagnostics on the page"
+        );
         std::thread::sleep(Duration::from_millis(200));
     };
     assert!(diag.contains("slider_crank.fd:11:"), "{diag}");
@@ -137,5 +168,8 @@ fn slider_crank_in_chromium() {
     wait_ready(&b, 1);
     let exported = shot_at(&b, 0.0, "export.png");
     let d = after.fraction_differing(&exported);
-    assert!(d < 1e-3, "export differs from the live page in {d} of the pixels");
+    assert!(
+        d < 1e-3,
+        "export differs from the live page in {d} of the pixels"
+    );
 }

@@ -53,8 +53,12 @@ fn wait_for(port: u16, what: &str, pred: impl Fn(&serde_json::Value) -> bool) ->
 }
 
 fn settled(s: &serde_json::Value) -> bool {
-    s["status"] != "building"
-        && s["runs"].as_array().unwrap().iter().all(|r| r["done"] == true)
+    (s["status"] == "ready" || s["status"] == "failed")
+        && s["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["done"] == true)
 }
 
 const PENDULUM: &str = "param len = 1;\ngravity [0, 0, -9.81];\n\
@@ -85,7 +89,10 @@ fn serves_the_model_folder_only() {
     let model = dir.join("m.fd");
     std::fs::write(&model, PENDULUM).unwrap();
     let s = start(&model);
-    assert_eq!(get(s.port(), "/files/meshes/part.stl"), (200, "solid part".into()));
+    assert_eq!(
+        get(s.port(), "/files/meshes/part.stl"),
+        (200, "solid part".into())
+    );
     for bad in [
         "/files/../secret.txt",
         "/files/%2e%2e/secret.txt",
@@ -118,7 +125,9 @@ fn survives_a_broken_model_and_a_failing_run() {
 
     // Fixed: the build and the run go through; 6 rows for t = 0, 0.01, ..., 0.05.
     std::fs::write(&model, PENDULUM).unwrap();
-    let st = wait_for(p, "a run", |s| s["status"] == "ready" && settled(s) && !s["runs"].as_array().unwrap().is_empty());
+    let st = wait_for(p, "a run", |s| {
+        s["status"] == "ready" && settled(s) && !s["runs"].as_array().unwrap().is_empty()
+    });
     assert_eq!(st["runs"][0]["rows"], 6, "{st}");
     assert_eq!(st["scene"]["bodies"][0]["name"], "bob");
 
@@ -144,10 +153,23 @@ fn survives_a_broken_model_and_a_failing_run() {
     wait_for(p, "rebuild", |s| s["status"] == "ready" && settled(s));
     request(p, "POST", "/api/rerun", "localhost", "len=2\n");
     let st = wait_for(p, "run with len=2", |s| {
-        settled(s) && s["runs"].as_array().unwrap().iter().any(|r| r["set"][0][1] == 2.0)
+        settled(s)
+            && s["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["set"][0][1] == 2.0)
     });
-    let id = st["runs"].as_array().unwrap().last().unwrap()["id"].as_u64().unwrap();
-    let rows: serde_json::Value = serde_json::from_str(&get(p, &format!("/api/run/{id}")).1).unwrap();
-    let x = rows["channels"].as_array().unwrap().iter().position(|c| c == "bob.R.x").unwrap();
+    let id = st["runs"].as_array().unwrap().last().unwrap()["id"]
+        .as_u64()
+        .unwrap();
+    let rows: serde_json::Value =
+        serde_json::from_str(&get(p, &format!("/api/run/{id}")).1).unwrap();
+    let x = rows["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c == "bob.R.x")
+        .unwrap();
     assert_eq!(rows["rows"][0][x], 2.0);
 }

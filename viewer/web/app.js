@@ -32,7 +32,8 @@ scene.add(sun);
 const top = opts.get('view') === 'top';
 let camera = top ? new THREE.OrthographicCamera(-1, 1, 1, -1, -100, 100)
                  : new THREE.PerspectiveCamera(40, 1, 0.01, 1000);
-camera.up.set(0, 0, 1);
+// Top view: screen right is +x, screen up is +y; otherwise +z is up.
+if (top) camera.up.set(0, 1, 0); else camera.up.set(0, 0, 1);
 const orbit = { target: new THREE.Vector3(), dist: 1, az: -1.2, el: 0.5, half: 1 };
 let grid = null;
 let bodies = [];       // { name, mesh, axes, cols: [Rx,Ry,Rz,qw,qx,qy,qz] }
@@ -322,7 +323,7 @@ async function poll() {
       }
       showNewest();
       version = state.version;
-      const settled = state.status !== 'building' && state.runs.every((r) => r.done);
+      const settled = (state.status === 'ready' || state.status === 'failed') && state.runs.every((r) => r.done);
       window.fdcView.version = version;
       window.fdcView.ready = settled && !!shown;
       window.fdcView.state = { status: state.status, diagnostics: state.diagnostics,

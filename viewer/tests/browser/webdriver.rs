@@ -14,13 +14,19 @@ pub struct Browser {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn call(method: &str, url: &str, body: Option<Value>) -> Result<Value, String> {
     let req = ureq::request(method, url).timeout(Duration::from_secs(120));
     let resp = match body {
-        Some(b) => req.set("Content-Type", "application/json").send_string(&b.to_string()),
+        Some(b) => req
+            .set("Content-Type", "application/json")
+            .send_string(&b.to_string()),
         None => req.call(),
     };
     let text = match resp {
@@ -47,7 +53,10 @@ impl Browser {
         let root = format!("http://127.0.0.1:{port}");
         let t0 = Instant::now();
         while call("GET", &format!("{root}/status"), None).is_err() {
-            assert!(t0.elapsed() < Duration::from_secs(30), "chromedriver did not start");
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "chromedriver did not start"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         let caps = json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
@@ -63,7 +72,12 @@ impl Browser {
     }
 
     pub fn goto(&self, url: &str) {
-        call("POST", &format!("{}/url", self.base), Some(json!({ "url": url }))).unwrap();
+        call(
+            "POST",
+            &format!("{}/url", self.base),
+            Some(json!({ "url": url })),
+        )
+        .unwrap();
     }
 
     pub fn exec(&self, script: &str) -> Value {
@@ -81,7 +95,13 @@ impl Browser {
         let info = reader.next_frame(&mut buf).unwrap();
         let channels = info.color_type.samples();
         buf.truncate(info.buffer_size());
-        Shot { width: info.width as usize, height: info.height as usize, channels, data: buf, png }
+        Shot {
+            width: info.width as usize,
+            height: info.height as usize,
+            channels,
+            data: buf,
+            png,
+        }
     }
 }
 
@@ -104,7 +124,12 @@ pub struct Shot {
 
 impl Shot {
     pub fn rgb(&self, x: usize, y: usize) -> [u8; 3] {
-        assert!(x < self.width && y < self.height, "({x}, {y}) outside {}x{}", self.width, self.height);
+        assert!(
+            x < self.width && y < self.height,
+            "({x}, {y}) outside {}x{}",
+            self.width,
+            self.height
+        );
         let i = (y * self.width + x) * self.channels;
         [self.data[i], self.data[i + 1], self.data[i + 2]]
     }
