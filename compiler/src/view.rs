@@ -9,8 +9,11 @@ use std::process::ExitCode;
 
 #[derive(Args, Debug, Clone)]
 pub struct ViewArgs {
-    /// The model file (`.fd`).
+    /// The model file (`.fd`), or a result file (`.csv`) with `--model`.
     pub file: PathBuf,
+    /// The model of a result file given as FILE: its scene, parameters and re-runs.
+    #[arg(long, value_name = "FILE.fd")]
+    pub model: Option<PathBuf>,
     #[command(flatten)]
     pub compile: CompileArgs,
     /// Port on 127.0.0.1 (0: any free port).
@@ -25,7 +28,19 @@ pub fn run(a: &ViewArgs) -> ExitCode {
     if !a.file.is_file() {
         return usage(format!("cannot read `{}`", a.file.display()));
     }
-    let mut opts = SessionOptions::new(&a.file);
+    let is_csv = a.file.extension().is_some_and(|e| e == "csv");
+    let mut opts = match (&a.model, is_csv) {
+        (Some(m), true) => SessionOptions {
+            results: Some(a.file.clone()),
+            ..SessionOptions::new(m)
+        },
+        (None, true) => return usage("a result file needs its model: --model FILE.fd"),
+        (Some(_), false) => return usage("--model goes with a result file (FILE.csv)"),
+        (None, false) => SessionOptions::new(&a.file),
+    };
+    if !opts.model.is_file() {
+        return usage(format!("cannot read `{}`", opts.model.display()));
+    }
     opts.build = match build_options(&a.compile) {
         Ok(o) => o,
         Err(e) => return usage(e),

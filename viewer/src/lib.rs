@@ -16,4 +16,4 @@ mod session;
 pub use page::export_html;
 pub use scene::{equivalent_box, Scene};
 pub use server::{allowed_host, resolve_file, Server};
-pub use session::{Run, Session, SessionOptions, State};
+pub use session::{read_csv, Run, Session, SessionOptions, State};

@@ -23,6 +23,8 @@ pub struct SessionOptions {
     pub keep_runs: usize,
     /// How often the files are looked at.
     pub poll: Duration,
+    /// A result file to show instead of a first run (`fdc view RESULTS.csv --model`).
+    pub results: Option<PathBuf>,
 }
 
 impl SessionOptions {
@@ -35,6 +37,7 @@ impl SessionOptions {
             },
             keep_runs: 4,
             poll: Duration::from_millis(250),
+            results: None,
         }
     }
 }
@@ -140,7 +143,7 @@ impl Session {
     pub fn run_once(opts: &SessionOptions) -> State {
         let state = Arc::new(Mutex::new(State::default()));
         if let Some(t) = rebuild(opts, &state) {
-            simulate(&t, &[], opts.keep_runs, &state);
+            first_run(opts, &t, &state);
         }
         let mut guard = lock(&state);
         std::mem::take(&mut *guard)
@@ -173,7 +176,11 @@ fn stamps(files: &[PathBuf]) -> Vec<Option<SystemTime>> {
 }
 
 fn worker(opts: &SessionOptions, state: &Mutex<State>, rx: &Receiver<Request>) {
-    let mut watched = vec![opts.model.clone()];
+    let mut watched: Vec<PathBuf> = [Some(&opts.model), opts.results.as_ref()]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
     let mut seen: Option<Vec<Option<SystemTime>>> = None;
     let mut template: Option<Template> = None;
     loop {
@@ -182,12 +189,13 @@ fn worker(opts: &SessionOptions, state: &Mutex<State>, rx: &Receiver<Request>) {
             seen = Some(now);
             if let Some(t) = rebuild(opts, state) {
                 let mut files = vec![opts.model.clone()];
+                files.extend(opts.results.iter().cloned());
                 files.extend(t.built.inputs.iter().filter(|f| **f != opts.model).cloned());
                 if files != watched {
                     watched = files;
                     seen = Some(stamps(&watched));
                 }
-                simulate(&t, &[], opts.keep_runs, state);
+                first_run(opts, &t, state);
                 template = Some(t);
             }
         }
@@ -201,6 +209,58 @@ fn worker(opts: &SessionOptions, state: &Mutex<State>, rx: &Receiver<Request>) {
             Err(RecvTimeoutError::Disconnected) => return,
         }
     }
+}
+
+/// The run after a build: the model's, or the given result file read as a run.
+fn first_run(opts: &SessionOptions, t: &Template, state: &Mutex<State>) {
+    let Some(path) = &opts.results else {
+        return simulate(t, &[], opts.keep_runs, state);
+    };
+    let mut s = lock(state);
+    let id = s.next_run;
+    s.next_run += 1;
+    let mut run = Run {
+        id,
+        done: true,
+        ..Run::default()
+    };
+    if let Err(e) = read_csv(path, &mut run) {
+        run.error = Some(format!("`{}`: {e}", path.display()));
+    }
+    s.runs.push(run);
+    let excess = s.runs.len().saturating_sub(opts.keep_runs.max(1));
+    s.runs.drain(..excess);
+    s.status = "ready".into();
+    s.bump();
+}
+
+/// A result file as `fdc run` writes it (docs/results.md): a header starting with
+/// `time`, then one row of numbers per output time. The rows before a bad line stay.
+pub fn read_csv(path: &Path, run: &mut Run) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    if header.first() != Some(&"time") {
+        return Err("the first column is not `time`".into());
+    }
+    run.channels = header[1..].iter().map(|c| c.to_string()).collect();
+    for (k, line) in lines.enumerate() {
+        let values: Result<Vec<f64>, _> = line.split(',').map(|v| v.trim().parse()).collect();
+        match values {
+            Ok(v) if v.len() == header.len() => {
+                run.times.push(v[0]);
+                run.rows.push(v[1..].to_vec());
+            }
+            _ => {
+                return Err(format!(
+                    "line {} is not a row of {} numbers",
+                    k + 2,
+                    header.len()
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The text of a panic, for the page.

@@ -159,8 +159,16 @@ fn slider_crank_in_chromium() {
     let broken = shot_at(&b, 0.0, "broken.png");
     assert!(broken.fraction_differing(&after) < 1e-3);
 
-    // The exported file of the edited model renders as the live page did.
+    // The whole page (panels, plot) for a person to look at (docs/viewer.png).
     std::fs::write(&model, text.replace("param r = 0.1;", "param r = 0.15;")).unwrap();
+    b.goto(&format!("http://127.0.0.1:{}/?t=0.3", server.port()));
+    wait_ready(&b, 3);
+    b.exec(
+        "const s = document.getElementById('channels'); s.value = 'piston'; s.onchange(); return 0",
+    );
+    shot_at(&b, 0.3, "page.png");
+
+    // The exported file of the edited model renders as the live page did.
     let state = Session::run_once(&SessionOptions::new(&model));
     let out = dir.path().join("export.html");
     std::fs::write(&out, export_html(&state)).unwrap();

@@ -173,3 +173,34 @@ fn survives_a_broken_model_and_a_failing_run() {
         .unwrap();
     assert_eq!(rows["rows"][0][x], 2.0);
 }
+
+#[test]
+fn shows_a_result_file_with_its_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.fd");
+    std::fs::write(&model, PENDULUM).unwrap();
+    let csv = dir.path().join("m.csv");
+    std::fs::write(&csv, "time,bob.R.x,bob.R.y\n0,1,0\n0.5,0.5,0.25\n").unwrap();
+    let opts = SessionOptions {
+        results: Some(csv.clone()),
+        ..SessionOptions::new(&model)
+    };
+    let server = Arc::new(Server::start(opts, 0).unwrap());
+    let s = server.clone();
+    std::thread::spawn(move || s.serve());
+    let p = server.port();
+    let st = wait_for(p, "the file's run", |s| {
+        settled(s) && !s["runs"].as_array().unwrap().is_empty()
+    });
+    assert_eq!(st["runs"][0]["rows"], 2, "{st}");
+    let rows: serde_json::Value = serde_json::from_str(&get(p, "/api/run/0").1).unwrap();
+    assert_eq!(rows["times"][1], 0.5);
+    assert_eq!(rows["rows"][1][1], 0.25);
+    assert_eq!(rows["channels"][0], "bob.R.x");
+    // A broken line: the rows before it stay, the run says where.
+    let mut run = fdc_viewer::Run::default();
+    std::fs::write(&csv, "time,a\n0,1\n0.1,x\n").unwrap();
+    let e = fdc_viewer::read_csv(&csv, &mut run).unwrap_err();
+    assert!(e.contains("line 3"), "{e}");
+    assert_eq!(run.rows, vec![vec![1.0]]);
+}

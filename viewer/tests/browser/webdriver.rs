@@ -63,7 +63,7 @@ impl Browser {
             "binary": "/usr/bin/chromium",
             "args": ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
                      "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-                     "--window-size=800,600", "--hide-scrollbars",
+                     "--window-size=1200,760", "--hide-scrollbars",
                      "--allow-file-access-from-files"]}}}});
         let mut b = Browser { driver, base: root };
         let s = call("POST", &format!("{}/session", b.base), Some(caps)).expect("a session");
