@@ -1,9 +1,11 @@
 //! A minimal W3C WebDriver client over chromedriver (HTTP + JSON): a session, navigate,
-//! execute script, screenshot. Enough for the viewer's tests.
+//! execute script, screenshot. Enough for the viewer's tests; written on `std::net`
+//! because an HTTP client crate would cost CI more build time than these lines.
 
 use base64::Engine;
 use serde_json::{json, Value};
-use std::net::TcpListener;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -21,22 +23,41 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// One request to chromedriver (HTTP/1.1 on localhost, `Connection: close`); the
+/// `value` of its JSON answer, or the status and text of an error.
 fn call(method: &str, url: &str, body: Option<Value>) -> Result<Value, String> {
-    let req = ureq::request(method, url).timeout(Duration::from_secs(120));
-    let resp = match body {
-        Some(b) => req
-            .set("Content-Type", "application/json")
-            .send_string(&b.to_string()),
-        None => req.call(),
-    };
-    let text = match resp {
-        Ok(r) => r.into_string().map_err(|e| e.to_string())?,
-        Err(ureq::Error::Status(code, r)) => {
-            return Err(format!("{code}: {}", r.into_string().unwrap_or_default()))
-        }
-        Err(e) => return Err(e.to_string()),
-    };
-    let v: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let rest = url.strip_prefix("http://").ok_or("not an http URL")?;
+    let (host, path) = rest
+        .split_once('/')
+        .map_or((rest, "/".to_string()), |(h, p)| (h, format!("/{p}")));
+    let mut c = TcpStream::connect(host).map_err(|e| e.to_string())?;
+    c.set_read_timeout(Some(Duration::from_secs(300)))
+        .map_err(|e| e.to_string())?;
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    write!(
+        c,
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .map_err(|e| e.to_string())?;
+    let mut raw = Vec::new();
+    c.read_to_end(&mut raw).map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&raw);
+    let (head, payload) = text.split_once("\r\n\r\n").ok_or("no HTTP answer")?;
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        return Err("chunked answers are not read here".into());
+    }
+    let code: u16 = head
+        .get(9..12)
+        .and_then(|c| c.parse().ok())
+        .ok_or("no status")?;
+    if code != 200 {
+        return Err(format!("{code}: {payload}"));
+    }
+    let v: Value = serde_json::from_str(payload).map_err(|e| e.to_string())?;
     Ok(v["value"].clone())
 }
 
