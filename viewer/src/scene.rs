@@ -28,7 +28,7 @@ const FALLBACK_SIZE: f64 = 0.05;
 /// J_x = m (b² + c²) / 12 and cyclic, so a² = 6 (J_y + J_z − J_x) / m. `None` when
 /// the moments violate the triangle inequality (no box has them) or `m <= 0`.
 pub fn equivalent_box(m: f64, j: [f64; 3]) -> Option<[f64; 3]> {
-    if !(m > 0.0) || j.iter().any(|v| !v.is_finite()) {
+    if m.is_nan() || m <= 0.0 || j.iter().any(|v| !v.is_finite()) {
         return None;
     }
     let edge = |a: usize, b: usize, c: usize| {
