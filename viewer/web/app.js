@@ -305,7 +305,11 @@ function showNewest() {
   shown = newest;
   $('time').max = shown.times.length ? shown.times[shown.times.length - 1] : 1;
   fillChannels(shown);
-  if (fresh || !shown.done) frame(shown);
+  // Framed again whenever rows came in (also the last ones, with `done`).
+  if (fresh || shown.framedRows !== shown.times.length) {
+    frame(shown);
+    shown.framedRows = shown.times.length;
+  }
   rebuildPlot(); listRuns(); draw();
 }
 

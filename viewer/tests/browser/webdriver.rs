@@ -31,7 +31,7 @@ fn call(method: &str, url: &str, body: Option<Value>) -> Result<Value, String> {
         .split_once('/')
         .map_or((rest, "/".to_string()), |(h, p)| (h, format!("/{p}")));
     let mut c = TcpStream::connect(host).map_err(|e| e.to_string())?;
-    c.set_read_timeout(Some(Duration::from_secs(300)))
+    c.set_read_timeout(Some(Duration::from_secs(120)))
         .map_err(|e| e.to_string())?;
     let body = body.map(|b| b.to_string()).unwrap_or_default();
     write!(
@@ -40,16 +40,36 @@ fn call(method: &str, url: &str, body: Option<Value>) -> Result<Value, String> {
         body.len()
     )
     .map_err(|e| e.to_string())?;
+    // chromedriver may keep the connection open: read the head, then Content-Length.
     let mut raw = Vec::new();
-    c.read_to_end(&mut raw).map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&raw);
-    let (head, payload) = text.split_once("\r\n\r\n").ok_or("no HTTP answer")?;
-    if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        return Err("chunked answers are not read here".into());
-    }
+    let mut buf = [0u8; 65536];
+    let (head, payload) = loop {
+        let n = c.read(&mut buf).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err("connection closed before the answer".into());
+        }
+        raw.extend_from_slice(&buf[..n]);
+        if let Some(k) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&raw[..k]).to_ascii_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .ok_or("no Content-Length")?;
+            while raw.len() < k + 4 + len {
+                let n = c.read(&mut buf).map_err(|e| e.to_string())?;
+                if n == 0 {
+                    return Err("connection closed in the body".into());
+                }
+                raw.extend_from_slice(&buf[..n]);
+            }
+            break (
+                head,
+                String::from_utf8_lossy(&raw[k + 4..k + 4 + len]).to_string(),
+            );
+        }
+    };
+    let payload = payload.as_str();
     let code: u16 = head
         .get(9..12)
         .and_then(|c| c.parse().ok())
