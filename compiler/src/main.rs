@@ -13,6 +13,7 @@ mod plot;
 mod run;
 mod stop;
 mod sweep_cmd;
+mod view;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -62,6 +63,8 @@ enum Command {
     Sweep(Box<sweep_cmd::SweepArgs>),
     /// Plot result channels over time into an SVG file.
     Plot(plot::PlotArgs),
+    /// Show a model in the browser: 3-D scene, playback, plots (see docs/viewer.md).
+    View(Box<view::ViewArgs>),
     /// Write a legacy FreeDyn model (`.fds`) as an fd model (see docs/fds.md).
     Import(import_cmd::ImportArgs),
     /// Print the ABI version of the element function table this build speaks.
@@ -110,6 +113,7 @@ fn main() -> ExitCode {
         Command::Plot(args) => plot::run(&args),
         Command::Sweep(args) => sweep_cmd::run(&args),
         Command::Modes(args) => modes::run(&args),
+        Command::View(args) => view::run(&args),
         Command::Import(args) => import_cmd::run(&args),
         Command::Lsp => fdc_lsp::run_stdio(),
         Command::Abi => {

@@ -39,6 +39,7 @@ fn every_crate_states_what_it_knows() {
         "compiler/src/main.rs",
         "python/src/lib.rs",
         "capi/src/lib.rs",
+        "viewer/src/lib.rs",
     ] {
         let text = std::fs::read_to_string(workspace_root().join(lib)).unwrap();
         assert!(text.starts_with("//!"), "{lib} has no crate doc");

@@ -1,0 +1,110 @@
+//! What the page needs of the model besides the results: one entry per body with its
+//! display shape in the body frame, and the model's parameters for the panel.
+
+use fdc_driver::template::Template;
+use serde_json::{json, Value};
+
+/// The scene of a built model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scene {
+    pub bodies: Vec<BodyShape>,
+    /// Model parameters (scalars only: the panel shows one number each).
+    pub params: Vec<(String, f64)>,
+}
+
+/// A body's default shape: the box with the body's mass and principal inertia.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BodyShape {
+    pub name: String,
+    /// Edge lengths along the body axes [m].
+    pub size: [f64; 3],
+}
+
+/// Side of the cube shown when a body's inertia says nothing (zero, negative, or not
+/// the inertia of any solid): small enough not to hide a mechanism of a metre.
+const FALLBACK_SIZE: f64 = 0.05;
+
+/// Edge lengths of the homogeneous box with mass `m` and principal moments `j`:
+/// J_x = m (b² + c²) / 12 and cyclic, so a² = 6 (J_y + J_z − J_x) / m. `None` when
+/// the moments violate the triangle inequality (no box has them) or `m <= 0`.
+pub fn equivalent_box(m: f64, j: [f64; 3]) -> Option<[f64; 3]> {
+    if m.is_nan() || m <= 0.0 || j.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let edge = |a: usize, b: usize, c: usize| {
+        let sq = 6.0 * (j[b] + j[c] - j[a]) / m;
+        (sq >= 0.0).then(|| sq.sqrt())
+    };
+    let s = [edge(0, 1, 2)?, edge(1, 2, 0)?, edge(2, 0, 1)?];
+    s.iter().all(|v| *v > 0.0).then_some(s)
+}
+
+impl Scene {
+    /// The bodies of a built model with the box of their inertia. A body instance's
+    /// first parameters are `mass` and `inertia` (stdlib/bodies.fd declares them first
+    /// in every body type); anything else gets the fallback cube.
+    pub fn of(t: &Template) -> Scene {
+        let model = &t.built.model;
+        let bodies = t
+            .built
+            .bodies
+            .iter()
+            .map(|name| {
+                let inst = model.instances.iter().find(|i| &i.name == name);
+                let size = inst
+                    .filter(|i| i.params.len() >= 4)
+                    .and_then(|i| {
+                        equivalent_box(i.params[0], [i.params[1], i.params[2], i.params[3]])
+                    })
+                    .unwrap_or([FALLBACK_SIZE; 3]);
+                BodyShape {
+                    name: name.clone(),
+                    size,
+                }
+            })
+            .collect();
+        let params = t
+            .parameters
+            .iter()
+            .filter(|(_, v)| v.len() == 1)
+            .map(|(n, v)| (n.clone(), v[0]))
+            .collect();
+        Scene { bodies, params }
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "bodies": self.bodies.iter().map(|b| json!({
+                "name": b.name, "shape": "box", "size": b.size,
+            })).collect::<Vec<_>>(),
+            "params": self.params.iter().map(|(n, v)| json!({"name": n, "value": v}))
+                .collect::<Vec<_>>(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn box_of_its_own_inertia() {
+        // A 0.3 x 0.2 x 0.1 box of 2 kg, moments from the closed form.
+        let (m, a, b, c) = (2.0, 0.3, 0.2, 0.1);
+        let j = [
+            m * (b * b + c * c) / 12.0,
+            m * (a * a + c * c) / 12.0,
+            m * (a * a + b * b) / 12.0,
+        ];
+        let s = equivalent_box(m, j).unwrap();
+        for (got, want) in s.iter().zip([a, b, c]) {
+            assert!((got - want).abs() < 1e-12, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn no_box_for_impossible_inertia() {
+        assert_eq!(equivalent_box(1.0, [1.0, 0.1, 0.1]), None);
+        assert_eq!(equivalent_box(0.0, [1.0, 1.0, 1.0]), None);
+    }
+}

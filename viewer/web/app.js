@@ -1,0 +1,351 @@
+// The page of `fdc view`: places every body from its R and theta result columns, plays
+// the result back and plots chosen channels with a cursor at the current time. It
+// knows nothing of the model beyond the scene (one shape per body) the server sends.
+// Query options: bare=1 (scene only), view=top (orthographic from +z), flat=1 (unlit
+// colours), t=T (paused at T). Tests read window.fdcView.
+
+const embedded = window.FDC_EMBED;
+const threeUrl = embedded
+  ? URL.createObjectURL(new Blob([document.getElementById('three-src').textContent],
+                                 { type: 'text/javascript' }))
+  : '/vendor/three.module.min.js';
+const THREE = await import(threeUrl);
+
+const opts = new URLSearchParams(location.search);
+if (opts.get('bare')) document.body.classList.add('bare');
+const $ = (id) => document.getElementById(id);
+const PALETTE = [0xd62728, 0x1f77b4, 0x2ca02c, 0xff7f0e, 0x9467bd, 0x8c564b, 0xe377c2,
+                 0x17becf, 0xbcbd22, 0x7f7f7f];
+
+// ---- scene --------------------------------------------------------------------------
+const host = $('scene');
+const renderer = new THREE.WebGLRenderer({ antialias: !opts.get('flat'),
+                                           preserveDrawingBuffer: true });
+renderer.setPixelRatio(1);
+host.appendChild(renderer.domElement);
+const scene = new THREE.Scene();
+scene.background = new THREE.Color(0xffffff);
+scene.add(new THREE.HemisphereLight(0xffffff, 0x666666, 2.0));
+const sun = new THREE.DirectionalLight(0xffffff, 1.5);
+sun.position.set(1, -2, 3);
+scene.add(sun);
+const top = opts.get('view') === 'top';
+let camera = top ? new THREE.OrthographicCamera(-1, 1, 1, -1, -100, 100)
+                 : new THREE.PerspectiveCamera(40, 1, 0.01, 1000);
+// Top view: screen right is +x, screen up is +y; otherwise +z is up.
+if (top) camera.up.set(0, 1, 0); else camera.up.set(0, 0, 1);
+const orbit = { target: new THREE.Vector3(), dist: 1, az: -1.2, el: 0.5, half: 1 };
+let grid = null;
+let bodies = [];       // { name, mesh, axes, cols: [Rx,Ry,Rz,qw,qx,qy,qz] }
+let sceneData = null;
+
+function placeCamera() {
+  const w = host.clientWidth || 1, h = host.clientHeight || 1;
+  renderer.setSize(w, h);
+  if (top) {
+    const a = w / h, s = orbit.half;
+    Object.assign(camera, { left: -s * a, right: s * a, top: s, bottom: -s });
+    camera.position.set(orbit.target.x, orbit.target.y, orbit.target.z + 10);
+    camera.lookAt(orbit.target);
+  } else {
+    camera.aspect = w / h;
+    const c = Math.cos(orbit.el);
+    camera.position.set(orbit.target.x + orbit.dist * c * Math.cos(orbit.az),
+                        orbit.target.y + orbit.dist * c * Math.sin(orbit.az),
+                        orbit.target.z + orbit.dist * Math.sin(orbit.el));
+    camera.lookAt(orbit.target);
+  }
+  camera.updateProjectionMatrix();
+}
+
+// Orbit camera: drag turns, shift-drag pans, the wheel zooms.
+let drag = null;
+renderer.domElement.addEventListener('pointerdown', (e) => { drag = { x: e.clientX, y: e.clientY, pan: e.shiftKey }; });
+window.addEventListener('pointerup', () => { drag = null; });
+window.addEventListener('pointermove', (e) => {
+  if (!drag) return;
+  const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+  drag.x = e.clientX; drag.y = e.clientY;
+  if (drag.pan) {
+    const right = new THREE.Vector3().setFromMatrixColumn(camera.matrix, 0);
+    const up = new THREE.Vector3().setFromMatrixColumn(camera.matrix, 1);
+    const k = (top ? orbit.half : orbit.dist) * 0.002;
+    orbit.target.addScaledVector(right, -dx * k).addScaledVector(up, dy * k);
+  } else if (!top) {
+    orbit.az -= dx * 0.01;
+    orbit.el = Math.max(-1.5, Math.min(1.5, orbit.el + dy * 0.01));
+  }
+  placeCamera(); draw();
+});
+renderer.domElement.addEventListener('wheel', (e) => {
+  const k = Math.exp(e.deltaY * 0.001);
+  orbit.dist *= k; orbit.half *= k;
+  placeCamera(); draw(); e.preventDefault();
+}, { passive: false });
+window.addEventListener('resize', () => { placeCamera(); draw(); });
+
+function material(colour) {
+  return opts.get('flat') ? new THREE.MeshBasicMaterial({ color: colour })
+                          : new THREE.MeshStandardMaterial({ color: colour, roughness: 0.6 });
+}
+
+function geometry(b) {
+  const [a, c, d] = b.size;
+  return new THREE.BoxGeometry(a, c, d);
+}
+
+// New meshes for a new scene; the columns of a body come from the run shown.
+function buildScene(data) {
+  for (const b of bodies) scene.remove(b.mesh);
+  sceneData = data;
+  bodies = data.bodies.map((b, i) => {
+    const mesh = new THREE.Mesh(geometry(b), material(PALETTE[i % PALETTE.length]));
+    const axes = new THREE.AxesHelper(Math.max(...b.size) * 0.8);
+    axes.visible = $('frames').checked;
+    mesh.add(axes);
+    scene.add(mesh);
+    return { name: b.name, size: b.size, mesh, axes, colour: PALETTE[i % PALETTE.length] };
+  });
+  buildParams(data.params);
+}
+
+// ---- runs ---------------------------------------------------------------------------
+const runs = new Map();   // id -> { id, set, channels, times, rows, done, error }
+let shown = null;         // the run on the screen (the newest)
+
+function columns(run, name) {
+  const want = ['R.x', 'R.y', 'R.z', 'theta.w', 'theta.x', 'theta.y', 'theta.z'];
+  const idx = want.map((w) => run.channels.indexOf(`${name}.${w}`));
+  return idx.some((i) => i < 0) ? null : idx;
+}
+
+// Extent of the run: the camera frames every place a body goes.
+function frame(run) {
+  const box = new THREE.Box3();
+  for (const b of bodies) {
+    const c = columns(run, b.name);
+    if (!c) continue;
+    const r = Math.max(...b.size) / 2;
+    for (const row of run.rows) {
+      box.expandByPoint(new THREE.Vector3(row[c[0]] - r, row[c[1]] - r, row[c[2]] - r));
+      box.expandByPoint(new THREE.Vector3(row[c[0]] + r, row[c[1]] + r, row[c[2]] + r));
+    }
+  }
+  if (box.isEmpty()) return;
+  const size = box.getSize(new THREE.Vector3());
+  box.getCenter(orbit.target);
+  const span = Math.max(size.x, size.y, size.z, 1e-3);
+  orbit.half = 0.6 * Math.max(size.x / (host.clientWidth / host.clientHeight || 1), size.y, 1e-3);
+  orbit.dist = 2.2 * span;
+  if (grid) scene.remove(grid);
+  grid = new THREE.GridHelper(4 * span, 20, 0x999999, 0xdddddd);
+  grid.rotation.x = Math.PI / 2;
+  grid.position.set(orbit.target.x, orbit.target.y, box.min.z - 0.01 * span);
+  grid.visible = $('grid').checked && !top;
+  scene.add(grid);
+  placeCamera();
+}
+
+// The row values at time t: linear between rows (quaternions renormalized).
+function sample(run, t) {
+  const T = run.times;
+  if (!T.length) return null;
+  let hi = T.findIndex((x) => x >= t);
+  if (hi < 0) return run.rows[T.length - 1];
+  if (hi === 0) return run.rows[0];
+  const lo = hi - 1, s = (t - T[lo]) / (T[hi] - T[lo] || 1);
+  return run.rows[lo].map((v, i) => v + s * (run.rows[hi][i] - v));
+}
+
+let time = 0;
+function draw() {
+  if (shown) {
+    const row = sample(shown, time);
+    for (const b of bodies) {
+      const c = columns(shown, b.name);
+      b.mesh.visible = !!(c && row);
+      if (!c || !row) continue;
+      b.mesh.position.set(row[c[0]], row[c[1]], row[c[2]]);
+      b.mesh.quaternion.set(row[c[4]], row[c[5]], row[c[6]], row[c[3]]).normalize();
+    }
+  }
+  renderer.render(scene, camera);
+  $('clock').textContent = `t = ${time.toFixed(3)} s`;
+  $('time').value = time;
+  plotCursor();
+}
+
+// ---- playback -----------------------------------------------------------------------
+let playing = !opts.has('t');
+if (opts.has('t')) time = parseFloat(opts.get('t'));
+let last = null;
+$('play').textContent = playing ? 'pause' : 'play';
+$('play').onclick = () => { playing = !playing; $('play').textContent = playing ? 'pause' : 'play'; };
+$('time').oninput = (e) => { time = parseFloat(e.target.value); playing = false; $('play').textContent = 'play'; draw(); };
+$('frames').onchange = () => { for (const b of bodies) b.axes.visible = $('frames').checked; draw(); };
+$('grid').onchange = () => { if (grid) grid.visible = $('grid').checked && !top; draw(); };
+function tick(now) {
+  if (playing && shown && shown.times.length && last !== null) {
+    const end = shown.times[shown.times.length - 1];
+    time += (now - last) / 1000 * parseFloat($('speed').value);
+    if (time > end) time = $('loop').checked ? 0 : end;
+    draw();
+  }
+  last = now;
+  requestAnimationFrame(tick);
+}
+requestAnimationFrame(tick);
+
+// ---- plots --------------------------------------------------------------------------
+let plot = null;
+function chosen() { return [...$('channels').selectedOptions].map((o) => o.value); }
+function fillChannels(run) {
+  const sel = $('channels');
+  if (sel.options.length === run.channels.length) return;
+  sel.innerHTML = '';
+  for (const c of run.channels) sel.add(new Option(c, c));
+  const pick = run.channels.find((c) => !c.includes('.')) || run.channels[0];
+  if (pick) sel.value = pick;
+}
+$('channels').onchange = () => rebuildPlot();
+function rebuildPlot() {
+  if (plot) { plot.destroy(); plot = null; }
+  const names = chosen(), all = [...runs.values()].filter((r) => r.times.length);
+  if (!names.length || !all.length) return;
+  // One x axis: the newest run's times; older runs are sampled onto it.
+  const base = all[all.length - 1];
+  const data = [base.times], series = [{}];
+  all.forEach((r, k) => names.forEach((n, j) => {
+    const i = r.channels.indexOf(n);
+    if (i < 0) return;
+    data.push(base.times.map((t) => { const row = sample(r, t); return row ? row[i] : null; }));
+    const label = `${n} (${r.set.length ? r.set.map(([a, v]) => `${a}=${v}`).join(' ') : 'model'})`;
+    series.push({ label, stroke: `#${PALETTE[j % PALETTE.length].toString(16).padStart(6, '0')}`,
+                  width: k === all.length - 1 ? 2 : 1, dash: k === all.length - 1 ? undefined : [4, 3] });
+  }));
+  plot = new uPlot({ width: 340, height: 220, series, scales: { x: { time: false } },
+                     hooks: { draw: [drawCursor] } }, data, $('plot'));
+}
+function drawCursor(u) {
+  const x = u.valToPos(time, 'x', true), ctx = u.ctx;
+  ctx.save(); ctx.strokeStyle = '#000'; ctx.beginPath();
+  ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke(); ctx.restore();
+}
+let cursorPending = false;
+function plotCursor() {
+  if (!plot || cursorPending) return;
+  cursorPending = true;
+  setTimeout(() => { cursorPending = false; if (plot) plot.redraw(false, false); }, 100);
+}
+
+// ---- parameters and runs ------------------------------------------------------------
+function buildParams(params) {
+  const box = $('params');
+  box.innerHTML = '';
+  for (const p of params) {
+    const l = document.createElement('label');
+    l.textContent = p.name;
+    const input = document.createElement('input');
+    Object.assign(input, { type: 'number', step: 'any', value: p.value, name: p.name });
+    input.dataset.initial = p.value;
+    l.appendChild(input);
+    box.appendChild(l);
+  }
+  $('rerun').disabled = !!embedded;
+}
+$('rerun').onclick = () => {
+  const set = [...$('params').querySelectorAll('input')]
+    .filter((i) => i.value !== i.dataset.initial).map((i) => `${i.name}=${i.value}`);
+  fetch('/api/rerun', { method: 'POST', body: set.join('\n') });
+};
+function listRuns() {
+  $('runs').innerHTML = [...runs.values()].map((r) => {
+    const what = r.set.length ? r.set.map(([a, v]) => `${a}=${v}`).join(' ') : 'model values';
+    const state = r.error ? `failed: ${r.error}` : r.done ? `${r.times.length} rows` : `running (${r.times.length} rows)`;
+    return `<div>#${r.id} ${what} — ${state}</div>`;
+  }).join('');
+}
+
+// ---- state from the server (or the export) -------------------------------------------
+let version = -1, sceneVersion = -1;
+window.fdcView = { ready: false, version: -1, setTime: (t) => { time = t; playing = false; draw(); },
+                   camera: () => ({ left: camera.left, right: camera.right, top: camera.top,
+                                    bottom: camera.bottom, target: orbit.target.toArray(),
+                                    width: host.clientWidth, height: host.clientHeight }),
+                   colours: () => Object.fromEntries(bodies.map((b) => [b.name, b.colour])) };
+
+function apply(state) {
+  $('status').textContent = `build: ${state.status}`;
+  $('status').className = state.status;
+  $('diagnostics').hidden = !state.diagnostics;
+  $('diagnostics').textContent = state.diagnostics || '';
+  if (state.scene && state.scene_version !== sceneVersion) {
+    sceneVersion = state.scene_version;
+    buildScene(state.scene);
+  }
+  for (const id of [...runs.keys()]) if (!state.runs.some((r) => r.id === id)) runs.delete(id);
+}
+
+function merge(info, part) {
+  let r = runs.get(info.id);
+  if (!r) { r = { id: info.id, set: info.set, channels: [], times: [], rows: [] }; runs.set(info.id, r); }
+  if (part) {
+    r.channels = part.channels;
+    r.times.push(...part.times); r.rows.push(...part.rows);
+  }
+  Object.assign(r, { done: info.done, error: info.error });
+  return r;
+}
+
+function showNewest() {
+  const all = [...runs.values()].filter((r) => r.channels.length);
+  const newest = all[all.length - 1];
+  if (!newest) return;
+  const fresh = newest !== shown;
+  shown = newest;
+  $('time').max = shown.times.length ? shown.times[shown.times.length - 1] : 1;
+  fillChannels(shown);
+  // Framed again whenever rows came in (also the last ones, with `done`).
+  if (fresh || shown.framedRows !== shown.times.length) {
+    frame(shown);
+    shown.framedRows = shown.times.length;
+  }
+  rebuildPlot(); listRuns(); draw();
+}
+
+async function poll() {
+  try {
+    const state = await (await fetch('/api/state')).json();
+    if (state.version !== version) {
+      apply(state);
+      for (const info of state.runs) {
+        const have = runs.get(info.id);
+        const from = have ? have.times.length : 0;
+        if (have && have.done && from === info.rows) continue;
+        const part = await (await fetch(`/api/run/${info.id}?from=${from}`)).json();
+        merge(info, part);
+      }
+      showNewest();
+      version = state.version;
+      const settled = (state.status === 'ready' || state.status === 'failed') && state.runs.every((r) => r.done);
+      window.fdcView.version = version;
+      window.fdcView.ready = settled && !!shown;
+      window.fdcView.state = { status: state.status, diagnostics: state.diagnostics,
+                               runs: state.runs.length, scene: sceneVersion };
+    }
+  } catch (e) {
+    $('status').textContent = `server unreachable (${e})`;
+  }
+  setTimeout(poll, 250);
+}
+
+placeCamera();
+if (embedded) {
+  apply(embedded);
+  for (const part of embedded.embedded) merge(embedded.runs.find((r) => r.id === part.id), part);
+  showNewest();
+  window.fdcView.ready = !!shown;
+  window.fdcView.state = { status: embedded.status, runs: embedded.runs.length, scene: sceneVersion };
+} else {
+  poll();
+}
