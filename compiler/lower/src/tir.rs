@@ -97,6 +97,7 @@ fn error(span: Span, code: &'static str, message: String, label: &str, hint: &st
         code: Some(code),
         label: Some(label.to_string()),
         hint: Some(hint.to_string()),
+        warning: false,
     }
 }
 

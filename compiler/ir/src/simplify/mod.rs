@@ -346,7 +346,7 @@ fn cheapest(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::{Op, Slot};
+    use crate::graph::Slot;
     use crate::interp::eval;
     use crate::print::print_outputs;
 
