@@ -360,7 +360,7 @@ fn a_zero_axis_is_reported_at_the_users_joint_and_a_massless_body_without_a_pani
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("axis.fd:2:1") && stderr.contains("is NaN"),
+        stderr.contains("axis.fd:2:40") && stderr.contains("is NaN"),
         "{stderr}"
     );
     let model = dir.join("massless.fd");

@@ -37,8 +37,11 @@ fn a_free_body_keeps_its_kinetic_energy_and_angular_momentum() {
             "{ty}: T(0) = {} vs {t0}",
             t[0]
         );
+        // Later rows carry the scheme's own error: Newmark at α = 0 on the group keeps
+        // H exactly (momentum balance is its equation) but T only to O(h²) — measured
+        // 4.3e-9 relative at h = 1 ms over 2 s.
         for k in 0..t.len() {
-            assert!((t[k] - t0).abs() < 1e-9 * t0, "{ty}: T = {} vs {t0}", t[k]);
+            assert!((t[k] - t0).abs() < 1e-7 * t0, "{ty}: T = {} vs {t0}", t[k]);
             for c in 0..3 {
                 assert!(
                     (h[c][k] - h0[c]).abs() < 1e-9,
@@ -115,7 +118,9 @@ fn pendulum_energy_from_the_channels_and_the_hht_dissipation() {
     for k in 0..x.len() {
         let c = x[k] / (l / 2.0);
         let want = 1.5 * g / l * c;
-        assert!((wdy[k] - want).abs() < 1e-6, "ω̇_y = {} vs {want}", wdy[k]);
+        // The solved accelerations of index-3 HHT differ from the exact ones at the
+        // same state by O(h) (measured 1.2e-6 rad/s² of 14.7 at h = 1 ms).
+        assert!((wdy[k] - want).abs() < 1e-5, "ω̇_y = {} vs {want}", wdy[k]);
     }
     // HHT with α < 0 damps: the energy only goes down (to round-off) and ends lower.
     let (_, e) = energy(-0.1);

@@ -182,7 +182,7 @@ fn spinning_bodies(j1: f64, j3: f64, w1: f64, w3: f64, phi: f64) -> String {
 
 #[test]
 fn free_euler_parameter_body_precesses_at_the_closed_form_rate() {
-    let (j1, j3, w1, w3) = (0.2f64, 0.5f64, 1.0f64, 3.0f64);
+    let (j1, j3, w1, w3) = (0.3f64, 0.5f64, 1.0f64, 3.0f64);
     let (sink, _) = simulate(
         build_text("spin", &spinning_bodies(j1, j3, w1, w3, 0.7)),
         |s| {

@@ -168,14 +168,24 @@ impl<'a> Lowering<'a> {
     pub(super) fn zero_vector_field(
         fields: &[(String, Vec<f64>, Span, Option<usize>)],
     ) -> Option<Span> {
-        fields
+        // A point may well be the origin (`at = [0, 0, 0]`); a direction may not, so a
+        // zero field that is not a point is the likelier culprit.
+        let zero: Vec<_> = fields
             .iter()
-            .find(|f| f.1.len() == 3 && f.1.iter().all(|x| *x == 0.0))
+            .filter(|f| f.1.len() == 3 && f.1.iter().all(|x| *x == 0.0))
+            .collect();
+        let is_point = |name: &str| name.starts_with("at") || name.starts_with("origin");
+        zero.iter()
+            .find(|f| !is_point(&f.0))
+            .or(zero.first())
             .map(|f| f.2)
     }
 
-    /// Bodies with no chain of elements to the ground: a warning each (they float).
-    /// `links`: the connections of every element instance, ground as `None`.
+    /// Bodies with no chain of elements to the ground: a warning each (they float) —
+    /// but only in a model where some body is grounded: a model of free bodies only (a
+    /// satellite, a torque-free body, a falling mass) floats on purpose, while one loose
+    /// body in a mechanism is a forgotten joint. `links`: the connections of every
+    /// element instance, ground as `None`.
     pub(super) fn free_bodies(&mut self, links: &[Vec<Option<usize>>], spans: &[Span]) {
         let n = self.bodies.len();
         // Union-find over the bodies and ground (index n).
@@ -195,6 +205,9 @@ impl<'a> Lowering<'a> {
             }
         }
         let ground = root(&mut parent, n);
+        if (0..n).all(|b| root(&mut parent, b) != ground) {
+            return;
+        }
         for (b, span) in spans.iter().enumerate().take(n) {
             if root(&mut parent, b) != ground {
                 let name = self.body_name(b).to_string();
