@@ -372,8 +372,9 @@ fn a_zero_axis_is_reported_at_the_users_joint_and_a_massless_body_without_a_pani
     let out = fdc(&[model.to_str().unwrap(), "--end", "0.1"], &dir);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // Refused before any run, at the mass field (plausibility check E0940).
     assert!(
-        stderr.contains("singular") && stderr.contains("`b`"),
+        stderr.contains("E0940") && stderr.contains("massless.fd:1:29") && stderr.contains("`b`"),
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");

@@ -430,7 +430,7 @@ fn lowering_errors_reach_the_editor() {
     assert_eq!(c.diagnostics_for(&uri), Vec::<Value>::new());
     let diags = c.diagnostics_for(&uri);
     assert_eq!(diags.len(), 1, "{diags:?}");
-    assert_eq!(diags[0]["code"], "E0900");
+    assert_eq!(diags[0]["code"], "E0943");
     assert!(
         diags[0]["message"].as_str().unwrap().contains("inf"),
         "{diags:?}"
