@@ -412,7 +412,7 @@ fn assert_smooth(
     ds: f64,
     what: &str,
 ) {
-    for i in 3..9 {
+    for (i, name) in CHANNELS.iter().enumerate().take(9).skip(3) {
         let f = |s: f64| {
             let (q, wh) = path(s);
             tyre.out(q, &wh).ch[i]
@@ -421,7 +421,6 @@ fn assert_smooth(
             derivative_jump(&f, s0, s1, ds),
             derivative_jump(&f, s0, s1, ds / 10.0),
         );
-        let name = CHANNELS[i];
         assert!(
             fine < 1e-6 || fine < 0.2 * coarse,
             "{what}: {name} has a kink (jumps {coarse:e} at ds, {fine:e} at ds/10)"
