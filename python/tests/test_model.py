@@ -34,7 +34,9 @@ def test_load_lists_parameters_inputs_and_channels():
     m = fdc.load(example("forced_oscillator.fd"))
     assert m.parameters == {"m": 1.0, "k": 100.0, "x0": 0.05}
     assert m.inputs == {"F": 0.0}
-    assert m.channels[-1] == "z"
+    # The model's own outputs, then the model totals (docs/results.md) last.
+    assert "z" in m.channels and m.channels[-1] == "momentum.angular.z"
+    assert m.channels.index("z") < m.channels.index("energy.total")
     assert "block.R.z" in m.channels and "spring.tension" in m.channels
     assert fdc.load(example("forced_oscillator.fd"), set={"k": 400}).parameters["k"] == 400.0
 
