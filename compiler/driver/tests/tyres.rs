@@ -438,18 +438,7 @@ fn assert_smooth(
             let (q, wh) = path(s);
             pick(&l.result(q, &wh))
         };
-        let (coarse, fine) = (
-            derivative_jump(&f, s0, s1, ds),
-            derivative_jump(&f, s0, s1, ds / 10.0),
-        );
-        assert!(
-            fine < 1e-6 || fine < 0.2 * coarse,
-            "{what}: {name} has a kink (jumps {coarse:e} at ds, {fine:e} at ds/10)"
-        );
-        assert!(
-            fine < 0.05,
-            "{what}: {name} derivative jumps by {fine} of its size"
-        );
+        assert_no_kink(&f, s0, s1, ds, what, name);
     }
 }
 

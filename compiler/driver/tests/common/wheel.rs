@@ -180,6 +180,23 @@ pub fn derivative_jump(f: &dyn Fn(f64) -> f64, s0: f64, s1: f64, ds: f64) -> f64
     d.windows(2).fold(0.0f64, |m, w| m.max((w[1] - w[0]).abs())) / scale
 }
 
+/// Asserts that f has a continuous derivative on [s0, s1]: its derivative's largest
+/// jump shrinks with the step (a kink keeps it) and stays small against the slope.
+pub fn assert_no_kink(f: &dyn Fn(f64) -> f64, s0: f64, s1: f64, ds: f64, what: &str, name: &str) {
+    let (coarse, fine) = (
+        derivative_jump(f, s0, s1, ds),
+        derivative_jump(f, s0, s1, ds / 10.0),
+    );
+    assert!(
+        fine < 1e-6 || fine < 0.2 * coarse,
+        "{what}: {name} has a kink (jumps {coarse:e} at ds, {fine:e} at ds/10)"
+    );
+    assert!(
+        fine < 0.05,
+        "{what}: {name} derivative jumps by {fine} of its size"
+    );
+}
+
 /// The road as a tyre sees it: (h, ∂h/∂x, ∂h/∂y, μ) at (x, y).
 pub type RoadAt<'r> = &'r dyn Fn(f64, f64) -> (f64, f64, f64, f64);
 
