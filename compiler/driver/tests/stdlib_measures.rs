@@ -420,3 +420,37 @@ fn a_state_without_a_parameter_starts_at_its_value_and_follows_accepted_steps() 
         );
     }
 }
+
+#[test]
+fn continuous_angle_counts_two_and_a_half_revolutions_from_its_offset() {
+    // A wheel spinning about its own principal axis z through its centre on a hinge:
+    // ω stays constant and the group update is exact, so the angle is offset + ω t to
+    // round-off while `rotation_angle` wraps five times. 2.5 revolutions in 1 s.
+    let (w, offset) = (5.0 * PI, 0.3);
+    let model = format!(
+        "body wheel: rigid_body {{ mass = 1; inertia = [0.2, 0.2, 0.3];
+             angular_velocity = [0, 0, {w}]; }}
+         joint j: revolute(wheel) {{ at = [0, 0, 0]; axis = [0, 0, 1]; }}
+         sensor turn: continuous_angle(wheel) {{ offset = {offset}; }}
+         output wrapped = rotation_angle(wheel, ground, [0, 0, 1]);
+         simulate {{ end = 1; step = 1e-3; output_every = 0.01; }}"
+    );
+    let (sink, _) = simulate(build_text("continuous-angle", &model), |_| {});
+    let (angle, rate, wrapped) = (
+        channel(&sink, "turn.angle"),
+        channel(&sink, "turn.rate"),
+        channel(&sink, "wrapped"),
+    );
+    for (i, &t) in sink.times.iter().enumerate() {
+        let want = offset + w * t;
+        assert!(
+            (angle[i] - want).abs() < 1e-9,
+            "t {t}: {} vs {want}",
+            angle[i]
+        );
+        assert!((rate[i] - w).abs() < 1e-9, "t {t}: rate {}", rate[i]);
+        assert!((wrap(wrapped[i] - w * t)).abs() < 1e-9, "t {t}: wrapped");
+    }
+    assert!((sink.times.last().unwrap() - 1.0).abs() < 1e-12);
+    assert!(wrapped.iter().all(|a| a.abs() <= PI));
+}
