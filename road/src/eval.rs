@@ -85,11 +85,9 @@ impl Crg {
         z
     }
 
-    /// (x, y) → (u, v): the reference line interval whose end normals enclose the
-    /// point, found from the nearest of every tenth point (and the last); v is the
-    /// signed distance from the interval's chord, u interpolates between the
-    /// normals. Beyond either end the line continues straight.
-    pub fn xy_to_uv(&self, px: f64, py: f64) -> (f64, f64) {
+    /// The nearest of every tenth reference line point (and the last): where the
+    /// library's search starts without a history.
+    fn coarse_nearest(&self, px: f64, py: f64) -> usize {
         let (x, y, n) = (&self.x, &self.y, self.nu);
         let mut best = 0;
         let mut best_d = 0.0;
@@ -109,6 +107,39 @@ impl Crg {
                 break;
             }
         }
+        best
+    }
+
+    /// The reference point where a search without history starts.
+    pub(crate) fn coarse_start(&self, px: f64, py: f64) -> usize {
+        self.coarse_nearest(px, py)
+    }
+
+    /// (x, y) → (u, v): the reference line interval whose end normals enclose the
+    /// point, found from the nearest of every tenth point (and the last); v is the
+    /// signed distance from the interval's chord, u interpolates between the
+    /// normals. Beyond either end the line continues straight.
+    pub fn xy_to_uv(&self, px: f64, py: f64) -> (f64, f64) {
+        self.xy_to_uv_from(px, py, self.coarse_nearest(px, py)).0
+    }
+
+    /// [`Crg::xy_to_uv`] starting from the interval of the previous call (`hint`,
+    /// updated), as the library's contact point history: O(1) for a point that moves
+    /// a little between calls, the same result as the full search. A point farther
+    /// from the hint than the road is wide (plus ten increments) gets the full search.
+    pub fn xy_to_uv_hinted(&self, px: f64, py: f64, hint: &mut usize) -> (f64, f64) {
+        let h = (*hint).min(self.nu - 1);
+        let reach = self.v[0].abs().max(self.v[self.v.len() - 1].abs()) + 10.0 * self.u_inc;
+        let near = (px - self.x[h]).powi(2) + (py - self.y[h]).powi(2) < reach * reach;
+        let start = if near { h } else { self.coarse_nearest(px, py) };
+        let (uv, k) = self.xy_to_uv_from(px, py, start);
+        *hint = k;
+        uv
+    }
+
+    /// The search from reference point `best`; also returns the interval found.
+    fn xy_to_uv_from(&self, px: f64, py: f64, best: usize) -> ((f64, f64), usize) {
+        let (x, y, n) = (&self.x, &self.y, self.nu);
         let mut k = best.max(1);
         // Forward while the point lies ahead of the normal through point k.
         loop {
@@ -153,7 +184,7 @@ impl Crg {
             u = self.u_last + dx * c + dy * s;
             v = dy * c - dx * s;
         }
-        (u, v)
+        ((u, v), k)
     }
 
     /// Elevation at (x, y).

@@ -133,15 +133,32 @@ impl Road {
     /// differences over ±`slope_step` (the grid is bilinear per cell, so inside a
     /// cell this is its exact slope). `mu_default` when there is no friction file.
     pub fn plane(&self, x: f64, y: f64, mu_default: f64) -> Plane {
+        self.plane_hinted(x, y, mu_default, &mut self.surface.coarse_start(x, y))
+    }
+
+    /// [`Road::plane`] with the reference line search starting at `hint` (updated;
+    /// keep one per tyre): no allocation, O(1) work for a wheel that moves a little
+    /// between calls, the same numbers as [`Road::plane`].
+    pub fn plane_hinted(&self, x: f64, y: f64, mu_default: f64, hint: &mut usize) -> Plane {
         let d = self.slope_step;
-        let h = |x, y| self.height(x, y);
+        let s = &self.surface;
+        let mut h = |x, y| {
+            let (u, v) = s.xy_to_uv_hinted(x, y, hint);
+            s.uv_to_z(u, v)
+        };
+        let (h0, hxp, hxm, hyp, hym) =
+            (h(x, y), h(x + d, y), h(x - d, y), h(x, y + d), h(x, y - d));
+        let mu = self.friction.as_ref().map_or(mu_default, |f| {
+            let (u, v) = s.xy_to_uv_hinted(x, y, hint);
+            f.grid(u, v)
+        });
         Plane {
             x0: x,
             y0: y,
-            h0: h(x, y),
-            gx: (h(x + d, y) - h(x - d, y)) / (2.0 * d),
-            gy: (h(x, y + d) - h(x, y - d)) / (2.0 * d),
-            mu: self.friction(x, y).unwrap_or(mu_default),
+            h0,
+            gx: (hxp - hxm) / (2.0 * d),
+            gy: (hyp - hym) / (2.0 * d),
+            mu,
         }
     }
 }

@@ -370,8 +370,12 @@ fn def_line(defs: &mut Defs, line: &str, lineno: usize) -> Result<(), CrgError> 
     Ok(())
 }
 
-/// Splits the file into its header text lines and the byte offset of the data.
-fn header(bytes: &[u8]) -> Result<(Header, Defs, Option<Vec<(Mod, f64)>>, usize), CrgError> {
+/// The header blocks of a file: road keys, channel definitions, modifiers (`None`: no
+/// block), and the byte offset where the data starts.
+type HeaderParts = (Header, Defs, Option<Vec<(Mod, f64)>>, usize);
+
+/// Reads the header blocks up to the `$$$$` line.
+fn header(bytes: &[u8]) -> Result<HeaderParts, CrgError> {
     let mut hdr = Header::default();
     let mut defs = Defs {
         cols: vec![],
@@ -581,7 +585,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Raw, CrgError> {
             "long sections closer than 1e-6 m".into(),
         ));
     }
-    if !(hdr.u_inc > 0.0) {
+    if hdr.u_inc.is_nan() || hdr.u_inc <= 0.0 {
         return Err(CrgError::Format(
             0,
             "REFERENCE_LINE_INCREMENT must be positive".into(),

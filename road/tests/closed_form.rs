@@ -198,3 +198,36 @@ fn bad_files_are_errors_not_panics() {
     let missing = PathBuf::from("/nonexistent/road.crg");
     assert!(matches!(Crg::open(&missing), Err(CrgError::Io(_))));
 }
+
+#[test]
+fn hinted_search_gives_the_full_searchs_numbers() {
+    // A wheel driving along each road (and one jump across it): the hinted search
+    // and the planes from it are bitwise those of the full search.
+    for name in ["curved", "banked", "straight", "nans_mods"] {
+        let road = Road::new(sample(name), None).unwrap();
+        let crg = &road.surface;
+        let (u0, u1) = crg.u_range();
+        let (v0, v1) = crg.v_range();
+        let mut hint = 0;
+        let mut plane_hint = 0;
+        for i in 0..2000 {
+            let s = i as f64 / 1999.0;
+            let u = if i == 1000 {
+                u0
+            } else {
+                u0 - 1.0 + (u1 - u0 + 2.0) * s
+            };
+            let v = v0 + (v1 - v0) * (0.5 + 0.4 * (7.0 * s).sin());
+            let (x, y) = crg.uv_to_xy(u, v);
+            assert_eq!(
+                crg.xy_to_uv_hinted(x, y, &mut hint),
+                crg.xy_to_uv(x, y),
+                "{name} {i}"
+            );
+            assert_eq!(
+                road.plane_hinted(x, y, 1.0, &mut plane_hint),
+                road.plane(x, y, 1.0)
+            );
+        }
+    }
+}
