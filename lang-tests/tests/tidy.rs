@@ -34,6 +34,7 @@ fn every_crate_states_what_it_knows() {
         "compiler/diff/src/lib.rs",
         "compiler/backend/src/lib.rs",
         "runtime/src/lib.rs",
+        "road/src/lib.rs",
         "stdlib/src/lib.rs",
         "lang-tests/src/lib.rs",
         "compiler/src/main.rs",
