@@ -11,9 +11,11 @@ pub struct Overrides {
     pub step: Option<f64>,
     pub output_every: Option<f64>,
     pub alpha: Option<f64>,
+    pub rho_inf: Option<f64>,
     pub form: Option<String>,
     pub newton: Option<NewtonSetting>,
     pub adaptive: Option<f64>,
+    pub atol: Option<f64>,
     pub linear: Option<String>,
     pub timing: bool,
     /// `--assemble true|false`.
@@ -65,6 +67,15 @@ pub fn runtime_settings(model: &fdc_lower::Settings, o: &Overrides) -> Result<Se
         Some(NewtonSetting::Legacy) => Newton::Legacy,
         Some(NewtonSetting::Fixed(n)) => Newton::Fixed(n),
     };
+    // One damping: a flag replaces the model's (either key); two flags are an error.
+    let (alpha, rho_inf) = match (o.alpha, o.rho_inf) {
+        (Some(_), Some(_)) => {
+            return Err("--alpha and --rho-inf both set the numerical damping: keep one".into())
+        }
+        (Some(a), None) => (a, None),
+        (None, Some(r)) => (d.alpha, Some(r)),
+        (None, None) => (model.alpha.unwrap_or(d.alpha), model.rho_inf),
+    };
     let s = Settings {
         end,
         step,
@@ -73,13 +84,15 @@ pub fn runtime_settings(model: &fdc_lower::Settings, o: &Overrides) -> Result<Se
             .or(model.output_every)
             .unwrap_or(d.output_every),
         output_exact: model.output_exact.unwrap_or(d.output_exact),
-        alpha: o.alpha.or(model.alpha).unwrap_or(d.alpha),
+        alpha,
+        rho_inf,
         form: match o.form.as_deref().or(model.form.as_deref()) {
             Some(w) => form(w)?,
             None => d.form,
         },
         newton,
         adaptive: o.adaptive.or(model.adaptive),
+        atol: o.atol.or(model.atol),
         step_min: model.step_min.unwrap_or(d.step_min.min(step)),
         step_max: model.step_max.unwrap_or(d.step_max),
         linear: match o.linear.as_deref().or(model.linear_solver.as_deref()) {
