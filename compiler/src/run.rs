@@ -108,6 +108,9 @@ pub struct RunArgs {
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Print every warning line (e.g. all joints with removed redundant constraints).
+    #[arg(long)]
+    pub verbose: bool,
     /// Plot these channels after the run (SVG next to the results, or --plot-output).
     #[arg(long, num_args = 1..)]
     pub plot: Vec<String>,
@@ -312,8 +315,8 @@ pub fn run(a: &RunArgs) -> ExitCode {
         Err(e) => (e.stats.clone(), Some(e)),
     };
     // Removed redundant constraints (e.g. a planar loop of 3-D joints).
-    for w in sys.warnings() {
-        eprintln!("warning: {w}");
+    for w in fdc_driver::report::warning_lines(&sys, a.verbose) {
+        eprintln!("{w}");
     }
     if !a.quiet {
         if let Some(line) = fdc_driver::report::assembly_line(sys.assembly_corrections()) {

@@ -119,3 +119,32 @@ mod dof_tests {
             .starts_with("6 degrees of freedom (1 body, 6 velocity dofs, 0 constraints"));
     }
 }
+
+/// Per-element warning lines printed without `--verbose`; the rest are counted.
+pub const WARNINGS_SHOWN: usize = 5;
+
+/// The warning lines of `initialize` as printed: one per element (all of them with
+/// `verbose`, else the first [`WARNINGS_SHOWN`] and a count of the rest), then the
+/// one-line total of the removed redundant rows.
+pub fn warning_lines(sys: &fdc_runtime::System, verbose: bool) -> Vec<String> {
+    let all = sys.warnings();
+    let shown = if verbose {
+        all.len()
+    } else {
+        all.len().min(WARNINGS_SHOWN)
+    };
+    let mut lines: Vec<String> = all[..shown]
+        .iter()
+        .map(|w| format!("warning: {w}"))
+        .collect();
+    if shown < all.len() {
+        lines.push(format!(
+            "warning: … and {} more (--verbose lists them all)",
+            all.len() - shown
+        ));
+    }
+    if let Some(total) = sys.redundant_summary() {
+        lines.push(format!("warning: {total}"));
+    }
+    lines
+}

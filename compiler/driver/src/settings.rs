@@ -124,6 +124,47 @@ mod tests {
         );
     }
 
+    /// One numerical damping: `rho_inf` or `alpha`, a flag replacing the model's.
+    #[test]
+    fn one_damping_from_the_model_or_a_flag_never_two_flags() {
+        let model = fdc_lower::Settings {
+            alpha: Some(-0.1),
+            atol: Some(1e-9),
+            ..Default::default()
+        };
+        let s = runtime_settings(&model, &Overrides::default()).unwrap();
+        assert_eq!((s.alpha, s.rho_inf, s.atol), (-0.1, None, Some(1e-9)));
+        let flag = Overrides {
+            rho_inf: Some(0.8),
+            ..Default::default()
+        };
+        let s = runtime_settings(&model, &flag).unwrap();
+        assert_eq!((s.alpha, s.rho_inf), (Settings::default().alpha, Some(0.8)));
+        let model_rho = fdc_lower::Settings {
+            rho_inf: Some(0.7),
+            ..Default::default()
+        };
+        let flag = Overrides {
+            alpha: Some(-0.2),
+            ..Default::default()
+        };
+        let s = runtime_settings(&model_rho, &flag).unwrap();
+        assert_eq!((s.alpha, s.rho_inf), (-0.2, None));
+        let both = Overrides {
+            alpha: Some(-0.2),
+            rho_inf: Some(0.8),
+            ..Default::default()
+        };
+        let e = runtime_settings(&model_rho, &both).unwrap_err();
+        assert!(e.contains("keep one"), "{e}");
+        let bad = fdc_lower::Settings {
+            rho_inf: Some(1.2),
+            ..Default::default()
+        };
+        let e = runtime_settings(&bad, &Overrides::default()).unwrap_err();
+        assert!(e.contains("rho_inf 1.2 must lie in [0, 1]"), "{e}");
+    }
+
     /// docs/language.md §7 lists the values of `Settings::defaults_help`.
     #[test]
     fn the_documented_defaults_are_the_runtime_defaults() {
