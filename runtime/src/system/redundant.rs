@@ -233,10 +233,7 @@ pub fn dependence(
     let mut g = vec![vec![0.0; n]; n];
     for i in 0..n {
         for j in 0..=i {
-            let mut v = dot(&b[i], &b[j]);
-            for k in 0..j {
-                v -= g[i][k] * g[j][k];
-            }
+            let v = dot(&b[i], &b[j]) - dot(&g[i][..j], &g[j][..j]);
             g[i][j] = if i == j {
                 v.max(0.0).sqrt()
             } else {
@@ -246,16 +243,11 @@ pub fn dependence(
     }
     let mut c: Vec<f64> = b.iter().map(|bk| dot(bk, &br)).collect();
     for i in 0..n {
-        for k in 0..i {
-            c[i] -= g[i][k] * c[k];
-        }
-        c[i] /= g[i][i];
+        c[i] = (c[i] - dot(&g[i][..i], &c[..i])) / g[i][i];
     }
     for i in (0..n).rev() {
-        for k in i + 1..n {
-            c[i] -= g[k][i] * c[k];
-        }
-        c[i] /= g[i][i];
+        let later: f64 = (i + 1..n).map(|k| g[k][i] * c[k]).sum();
+        c[i] = (c[i] - later) / g[i][i];
     }
     let norm_r = dot(&br, &br).sqrt();
     (0..n)
