@@ -104,22 +104,6 @@ pub fn dof_line(bodies: usize, nv: usize, nl: usize, redundant: Option<usize>) -
     }
 }
 
-#[cfg(test)]
-mod dof_tests {
-    use super::dof_line;
-
-    #[test]
-    fn the_dof_line_counts_independent_constraints() {
-        // The N-four-bar of the issue: 81 bodies, 605 rows of which 120 redundant.
-        assert_eq!(
-            dof_line(81, 486, 605, Some(120)),
-            "1 degree of freedom (81 bodies, 486 velocity dofs, 485 independent constraints, 120 redundant removed)"
-        );
-        assert!(dof_line(1, 6, 0, None)
-            .starts_with("6 degrees of freedom (1 body, 6 velocity dofs, 0 constraints"));
-    }
-}
-
 /// Per-element warning lines printed without `--verbose`; the rest are counted.
 pub const WARNINGS_SHOWN: usize = 5;
 
@@ -147,4 +131,20 @@ pub fn warning_lines(sys: &fdc_runtime::System, verbose: bool) -> Vec<String> {
         lines.push(format!("warning: {total}"));
     }
     lines
+}
+
+#[cfg(test)]
+mod dof_tests {
+    use super::dof_line;
+
+    #[test]
+    fn the_dof_line_counts_independent_constraints() {
+        // The N-four-bar of the issue: 81 bodies, 605 rows of which 120 redundant.
+        assert_eq!(
+            dof_line(81, 486, 605, Some(120)),
+            "1 degree of freedom (81 bodies, 486 velocity dofs, 485 independent constraints, 120 redundant removed)"
+        );
+        assert!(dof_line(1, 6, 0, None)
+            .starts_with("6 degrees of freedom (1 body, 6 velocity dofs, 0 constraints"));
+    }
 }
