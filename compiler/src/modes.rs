@@ -127,8 +127,8 @@ pub fn run(a: &ModesArgs) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(1);
     }
-    for w in sys.warnings() {
-        eprintln!("warning: {w}");
+    for w in fdc_driver::report::warning_lines(&sys, true) {
+        eprintln!("{w}");
     }
     if let Some(t) = a.at.filter(|&t| t > 0.0) {
         settings.end = t;

@@ -50,15 +50,22 @@ pub struct SolverArgs {
     /// HHT alpha in [-1/3, 0].
     #[arg(long, allow_hyphen_values = true)]
     pub alpha: Option<f64>,
+    /// Generalized-alpha by its spectral radius at infinity in [0, 1] (instead of
+    /// --alpha; 1 = no numerical damping, refused with constraints above 0.99).
+    #[arg(long)]
+    pub rho_inf: Option<f64>,
     /// HHT form: arnold_bruls (default) or negrut.
     #[arg(long)]
     pub form: Option<String>,
     /// Newton: velocity:TOL, legacy or fixed:N.
     #[arg(long)]
     pub newton: Option<String>,
-    /// Error-controlled step size with this tolerance.
+    /// Error-controlled step size with this (relative) tolerance.
     #[arg(long)]
     pub adaptive: Option<f64>,
+    /// Absolute tolerance of the error weights (default: the --adaptive tolerance).
+    #[arg(long)]
+    pub atol: Option<f64>,
     /// Linear solver: sparse or dense.
     #[arg(long)]
     pub linear: Option<String>,
@@ -75,9 +82,11 @@ impl SolverArgs {
             step: self.step,
             output_every: self.output_every,
             alpha: self.alpha,
+            rho_inf: self.rho_inf,
             form: self.form.clone(),
             newton: self.newton.as_deref().map(parse_newton).transpose()?,
             adaptive: self.adaptive,
+            atol: self.atol,
             linear: self.linear.clone(),
             timing,
             assemble: self.no_assemble.then_some(false),
@@ -99,6 +108,9 @@ pub struct RunArgs {
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Print every warning line (e.g. all joints with removed redundant constraints).
+    #[arg(long)]
+    pub verbose: bool,
     /// Plot these channels after the run (SVG next to the results, or --plot-output).
     #[arg(long, num_args = 1..)]
     pub plot: Vec<String>,
@@ -303,8 +315,8 @@ pub fn run(a: &RunArgs) -> ExitCode {
         Err(e) => (e.stats.clone(), Some(e)),
     };
     // Removed redundant constraints (e.g. a planar loop of 3-D joints).
-    for w in sys.warnings() {
-        eprintln!("warning: {w}");
+    for w in fdc_driver::report::warning_lines(&sys, a.verbose) {
+        eprintln!("{w}");
     }
     if !a.quiet {
         if let Some(line) = fdc_driver::report::assembly_line(sys.assembly_corrections()) {

@@ -422,8 +422,58 @@ fn every_example_file_checks_and_runs_to_its_end() {
         );
         if name == "four_bar.fd" {
             // A loop of planar joints: no constraint is redundant, nothing is warned.
-            assert_eq!(stderr.matches("is redundant").count(), 0, "{stderr}");
+            assert_eq!(stderr.matches(" removed — redundant").count(), 0, "{stderr}");
+            assert!(!stderr.contains("redundant constraints:"), "{stderr}");
             assert!(stderr.contains("0 redundant removed"), "{stderr}");
         }
     }
+}
+
+#[test]
+fn rho_inf_and_atol_are_simulate_keys_and_two_dampings_are_an_error() {
+    let dir = temp("rho");
+    let body = "gravity [0, 0, -9.81];\n\
+                body b: rigid_body { mass = 1; inertia = [1, 2, 3]; angular_velocity = [1, 0.1, 0]; }\n";
+    let write = |name: &str, sim: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, format!("{body}simulate {{ {sim} }}\n")).unwrap();
+        p.display().to_string()
+    };
+    let good = write(
+        "good.fd",
+        "end = 0.2; rho_inf = 0.8; adaptive = 1e-6; atol = 1e-9;",
+    );
+    let out = fdc(&[&good], &dir);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let both = write("both.fd", "end = 0.2; alpha = -0.1; rho_inf = 0.8;");
+    let out = fdc(&[&both], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("both set the numerical damping") && stderr.contains("both.fd:"),
+        "{stderr}"
+    );
+    let out = fdc(&[&good, "--alpha", "-0.1", "--rho-inf", "0.9"], &dir);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("keep one"));
+    // Undamped with constraints (the pendulum's joint): refused before the first step.
+    let out = fdc(
+        &[&example("pendulum.fd"), "--rho-inf", "1", "--end", "0.1"],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("rho_inf 1 with constraints"), "{stderr}");
+    let help = fdc(&["run", "--help"], &dir);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("--rho-inf") && help.contains("--atol") && help.contains("rho_inf"),
+        "{help}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

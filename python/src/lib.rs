@@ -133,18 +133,20 @@ pub(crate) fn overrides(kw: Option<&Bound<'_, PyDict>>) -> PyResult<Overrides> {
             "step" => o.step = Some(v.extract()?),
             "output_every" => o.output_every = Some(v.extract()?),
             "alpha" => o.alpha = Some(v.extract()?),
+            "rho_inf" => o.rho_inf = Some(v.extract()?),
             "form" => o.form = Some(v.extract()?),
             "newton" => {
                 let s: String = v.extract()?;
                 o.newton = Some(parse_newton(&s).map_err(PyValueError::new_err)?);
             }
             "adaptive" => o.adaptive = Some(v.extract()?),
+            "atol" => o.atol = Some(v.extract()?),
             "linear" => o.linear = Some(v.extract()?),
             "timing" => o.timing = v.extract()?,
             other => {
                 return Err(PyTypeError::new_err(format!(
-                    "unknown setting `{other}` (end, step, output_every, alpha, form, newton, \
-                     adaptive, linear, timing)"
+                    "unknown setting `{other}` (end, step, output_every, alpha, rho_inf, form, \
+                     newton, adaptive, atol, linear, timing)"
                 )))
             }
         }

@@ -65,6 +65,17 @@ pub enum RuntimeError {
     },
     /// Constraint rows that depend on others at the initial configuration (strict mode).
     RedundantConstraints { rows: Vec<String> },
+    /// A time-dependent (rheonomic) constraint row, e.g. a driver's, that depends on
+    /// other rows at the initial configuration: it demands a motion they forbid (or
+    /// they forbid the one it prescribes); never dropped as redundant.
+    ConflictingDriver {
+        /// The elements with rheonomic rows in the dependent set.
+        drivers: Vec<String>,
+        /// The rows of the set (labels).
+        rows: Vec<String>,
+        /// The other elements of the set.
+        joints: Vec<String>,
+    },
     /// The velocity projection did not reach its tolerance.
     VelocityProjection { residual: f64 },
     /// The initial-condition matrix [M Bᵀ; B 0] is singular at the named unknown;
@@ -111,6 +122,18 @@ impl fmt::Display for RuntimeError {
             RuntimeError::RedundantConstraints { rows } => write!(
                 f,
                 "redundant constraints (their Jacobian rows depend on the others at the initial configuration): {}",
+                rows.join(", ")
+            ),
+            RuntimeError::ConflictingDriver {
+                drivers,
+                rows,
+                joints,
+            } => write!(
+                f,
+                "{} prescribes a motion that {} forbid{}: the time-dependent constraint rows depend on the others at the initial configuration ({}); a driven row is never dropped as redundant — drive a motion the joints leave free",
+                quoted(drivers),
+                if joints.is_empty() { "its own constraints".to_string() } else { quoted(joints) },
+                if joints.len() == 1 { "s" } else { "" },
                 rows.join(", ")
             ),
             RuntimeError::VelocityProjection { residual } => write!(

@@ -97,8 +97,12 @@ pub struct Settings {
     /// With `adaptive`: land on every output time (shorter steps) instead of
     /// interpolating the rows within the accepted steps. Fixed steps always land.
     pub output_exact: bool,
-    /// HHT α in [−1/3, 0].
+    /// HHT α in [−1/3, 0] (the legacy profile's damping); ignored with `rho_inf`.
     pub alpha: f64,
+    /// Generalized-α (Chung–Hulbert; on the Lie group as Arnold–Brüls) by its spectral
+    /// radius at infinity ρ∞ ∈ [0, 1]: 1 no numerical damping, 0 the most. `None` runs
+    /// HHT with `alpha`. Arnold–Brüls form only.
+    pub rho_inf: Option<f64>,
     pub form: Form,
     pub newton: Newton,
     /// Error tolerance ε of the step size control (the relative tolerance rtol);
@@ -150,6 +154,7 @@ impl Default for Settings {
             output_every: 1e-2,
             output_exact: false,
             alpha: -0.05,
+            rho_inf: None,
             form: Form::default(),
             newton: Newton::default(),
             adaptive: None,
@@ -192,6 +197,17 @@ impl Settings {
         }
         if !(-1.0 / 3.0 - 1e-12..=0.0).contains(&self.alpha) {
             return Err(format!("HHT alpha {} must lie in [-1/3, 0]", self.alpha));
+        }
+        if let Some(rho) = self.rho_inf {
+            if !(0.0..=1.0).contains(&rho) {
+                return Err(format!("rho_inf {rho} must lie in [0, 1]"));
+            }
+            if self.form == Form::Negrut {
+                return Err(
+                    "rho_inf needs the arnold_bruls form: the negrut form is HHT with alpha only"
+                        .into(),
+                );
+            }
         }
         if let Some(tol) = self.adaptive {
             if !pos(tol) {
@@ -254,6 +270,11 @@ impl Settings {
                 "land on output times (else interpolate)",
             ),
             ("alpha", format!("{}", d.alpha), "HHT alpha in [-1/3, 0]"),
+            (
+                "rho_inf",
+                "off".into(),
+                "generalized-alpha rho_inf in [0, 1] (instead of alpha)",
+            ),
             ("form", "arnold_bruls".into(), "HHT form"),
             ("newton", newton, "Newton stopping rule"),
             (
@@ -264,7 +285,12 @@ impl Settings {
             (
                 "adaptive",
                 "off".into(),
-                "error tolerance of the step control",
+                "error tolerance of the step control (rtol)",
+            ),
+            (
+                "atol",
+                "rtol".into(),
+                "absolute tolerance of the error weights",
             ),
             (
                 "step_min",
@@ -286,9 +312,78 @@ impl Settings {
         s
     }
 
-    /// HHT β and γ for α.
+    /// Newmark β and γ of the scheme (HHT's for α, or generalized-α's for ρ∞).
     pub fn beta_gamma(&self) -> (f64, f64) {
-        let a = self.alpha;
-        (0.25 * (1.0 - a) * (1.0 - a), 0.5 - a)
+        let s = self.scheme();
+        (s.beta, s.gamma)
+    }
+
+    /// The time integration scheme these settings select (docs/runtime.md "Numerical
+    /// damping").
+    pub fn scheme(&self) -> Scheme {
+        match self.rho_inf {
+            Some(rho) => Scheme::generalized_alpha(rho),
+            None => Scheme::hht(self.alpha),
+        }
+    }
+}
+
+/// A generalized-α scheme: Newmark with β, γ on the pseudo-acceleration a, which
+/// follows (1 − α_m) a_{n+1} + α_m a_n = (1 − α_f) v̇_{n+1} + α_f v̇_n (Arnold–Brüls
+/// 2007; Chung–Hulbert 1993 with their α_m, α_f). HHT is α_m = 0, α_f = −α.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scheme {
+    pub alpha_m: f64,
+    pub alpha_f: f64,
+    pub beta: f64,
+    pub gamma: f64,
+}
+
+impl Scheme {
+    /// HHT α ∈ [−1/3, 0]: β = (1 − α)²/4, γ = ½ − α.
+    pub fn hht(alpha: f64) -> Scheme {
+        Scheme {
+            alpha_m: 0.0,
+            alpha_f: -alpha,
+            beta: 0.25 * (1.0 - alpha) * (1.0 - alpha),
+            gamma: 0.5 - alpha,
+        }
+    }
+
+    /// Chung–Hulbert's optimal parameters for the spectral radius ρ∞ at infinity:
+    /// α_m = (2ρ∞ − 1)/(ρ∞ + 1), α_f = ρ∞/(ρ∞ + 1), γ = ½ + α_f − α_m,
+    /// β = ¼ (γ + ½)² (second order, unconditionally stable, high-frequency damping
+    /// maximal for the low-frequency damping).
+    pub fn generalized_alpha(rho: f64) -> Scheme {
+        let alpha_m = (2.0 * rho - 1.0) / (rho + 1.0);
+        let alpha_f = rho / (rho + 1.0);
+        let gamma = 0.5 + alpha_f - alpha_m;
+        Scheme {
+            alpha_m,
+            alpha_f,
+            beta: 0.25 * (gamma + 0.5) * (gamma + 0.5),
+            gamma,
+        }
+    }
+
+    /// ∂a_{n+1}/∂v̇_{n+1} = (1 − α_f)/(1 − α_m) (1 + α for HHT).
+    pub fn kappa(&self) -> f64 {
+        (1.0 - self.alpha_f) / (1.0 - self.alpha_m)
+    }
+
+    /// δ = α_m − α_f: a_n approximates q̈(t_n + δh) (α for HHT; docs/runtime.md).
+    pub fn delta(&self) -> f64 {
+        self.alpha_m - self.alpha_f
+    }
+
+    /// The spectral radius at infinity: ρ∞ for generalized-α, (1 + α)/(1 − α) for HHT
+    /// (the non-trivial eigenvalue of the amplification matrix as ωh → ∞).
+    pub fn rho_inf(&self) -> f64 {
+        // The two families meet at α_m = 0, α_f = 1/3, where both formulas give ½.
+        if self.alpha_m == 0.0 {
+            (1.0 - self.alpha_f) / (1.0 + self.alpha_f)
+        } else {
+            (self.alpha_f / (1.0 - self.alpha_f)).min(1.0)
+        }
     }
 }

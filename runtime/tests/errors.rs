@@ -145,9 +145,13 @@ fn redundant_constraints_are_removed_with_a_warning_or_refused_when_strict() {
         sys.run(&s, &mut doubled).unwrap();
         assert_eq!(sys.warnings().len(), 1);
         assert!(
-            sys.warnings()[0].contains("`dist.lambda` of `rod2`"),
+            sys.warnings()[0].starts_with("`rod2`: dist removed — redundant"),
             "{:?}",
             sys.warnings()
+        );
+        assert_eq!(
+            sys.redundant_summary().as_deref(),
+            Some("redundant constraints: 1 row of 1 element removed")
         );
         let mut single = MemorySink::default();
         System::new(pendulum(1.0, [1.0, 0.0], 9.81))
@@ -495,5 +499,68 @@ fn a_singular_iteration_matrix_names_the_dof_and_the_elements_on_it() {
         msg.contains("(elements acting on it: `bob`, `rod`;")
             && msg.contains("singular at the configuration reached"),
         "{msg}"
+    );
+}
+
+/// A mass held at x = 0 by `fixed` (a driver of amplitude 0: no time in it) and pulled
+/// along x by `pull` (x = 0.2 sin 3t): issue 22's driver that demands a motion a joint
+/// forbids, in either order.
+fn pulled_against_a_lock(pull_first: bool) -> fdc_runtime::Model {
+    let mass = inst(
+        "mass",
+        0,
+        pm_params(1.0, &[0.0], &[0.0], &[0.0]),
+        &[0],
+        &[0],
+        &[],
+    );
+    let lock = |l: usize| inst("fixed", 1, vec![0.0, 3.0], &[0], &[0], &[l]);
+    let pull = |l: usize| inst("pull", 1, vec![0.2, 3.0], &[0], &[0], &[l]);
+    let instances = if pull_first {
+        vec![mass, pull(0), lock(1)]
+    } else {
+        vec![mass, lock(0), pull(1)]
+    };
+    fdc_runtime::Model {
+        table: table(vec![point_mass::<1>(), driver1()]),
+        instances,
+        nq: 1,
+        nv: 1,
+        nl: 2,
+        inputs: vec![],
+    }
+}
+
+#[test]
+fn a_driver_against_a_joint_is_an_error_never_a_dropped_row() {
+    for pull_first in [false, true] {
+        let mut sys = System::new(pulled_against_a_lock(pull_first)).unwrap();
+        let err = sys.initialize(&Settings::default()).unwrap_err();
+        let RuntimeError::ConflictingDriver {
+            drivers, joints, ..
+        } = &err
+        else {
+            panic!("pull first {pull_first}: {err}");
+        };
+        assert_eq!(
+            (drivers.as_slice(), joints.as_slice()),
+            (&["pull".to_string()][..], &["fixed".to_string()][..])
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains("`pull` prescribes a motion that `fixed` forbids"),
+            "{msg}"
+        );
+    }
+    // Two time-free locks of the same motion: the second is redundant, a warning.
+    let mut model = pulled_against_a_lock(false);
+    model.instances[2].params[0] = 0.0;
+    let mut sys = System::new(model).unwrap();
+    sys.initialize(&Settings::default()).unwrap();
+    assert_eq!(sys.redundant_removed(), 1);
+    assert!(
+        sys.warnings()[0].starts_with("`pull`: drive removed"),
+        "{:?}",
+        sys.warnings()
     );
 }

@@ -191,24 +191,31 @@ fn the_adaptive_error_falls_monotonically_with_the_tolerance() {
         sys.run(&s, &mut sink).unwrap();
         sink.channel("bob.x").unwrap()
     };
-    let mut last = f64::INFINITY;
-    for tol in [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9] {
-        let s = Settings {
-            adaptive: Some(tol),
-            ..base.clone()
-        };
-        let (e, st) = pendulum_error(&s, &reference);
-        eprintln!(
-            "tol {tol:e}: error {e:.3e}, {} steps, {} rejected",
-            st.steps, st.rejected
-        );
-        assert!(e < last, "tol {tol:e}: error {e:.3e} not below {last:.3e}");
-        // Proportional: within [10, 100] × tol over the whole range.
-        assert!(
-            (10.0 * tol..100.0 * tol).contains(&e),
-            "tol {tol:e}: error {e:.3e}"
-        );
-        assert!(st.rejected < st.steps / 20 + 20, "tol {tol:e}: {st:?}");
-        last = e;
+    // The same for generalized-α (its own error constant 1/12 + δ²/4; docs/runtime.md).
+    for rho_inf in [None, Some(0.9), Some(0.5)] {
+        let mut last = f64::INFINITY;
+        for tol in [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9] {
+            let s = Settings {
+                adaptive: Some(tol),
+                rho_inf,
+                ..base.clone()
+            };
+            let (e, st) = pendulum_error(&s, &reference);
+            eprintln!(
+                "rho_inf {rho_inf:?} tol {tol:e}: error {e:.3e} ({:.1} tol), {} steps, {} rejected",
+                e / tol,
+                st.steps,
+                st.rejected
+            );
+            let what = format!("rho_inf {rho_inf:?}, tol {tol:e}");
+            assert!(e < last, "{what}: error {e:.3e} not below {last:.3e}");
+            // Proportional: within [10, 100] × tol over the whole range.
+            assert!(
+                (10.0 * tol..100.0 * tol).contains(&e),
+                "{what}: error {e:.3e}"
+            );
+            assert!(st.rejected < st.steps / 20 + 20, "{what}: {st:?}");
+            last = e;
+        }
     }
 }

@@ -104,6 +104,35 @@ pub fn dof_line(bodies: usize, nv: usize, nl: usize, redundant: Option<usize>) -
     }
 }
 
+/// Per-element warning lines printed without `--verbose`; the rest are counted.
+pub const WARNINGS_SHOWN: usize = 5;
+
+/// The warning lines of `initialize` as printed: one per element (all of them with
+/// `verbose`, else the first [`WARNINGS_SHOWN`] and a count of the rest), then the
+/// one-line total of the removed redundant rows.
+pub fn warning_lines(sys: &fdc_runtime::System, verbose: bool) -> Vec<String> {
+    let all = sys.warnings();
+    let shown = if verbose {
+        all.len()
+    } else {
+        all.len().min(WARNINGS_SHOWN)
+    };
+    let mut lines: Vec<String> = all[..shown]
+        .iter()
+        .map(|w| format!("warning: {w}"))
+        .collect();
+    if shown < all.len() {
+        lines.push(format!(
+            "warning: … and {} more (--verbose lists them all)",
+            all.len() - shown
+        ));
+    }
+    if let Some(total) = sys.redundant_summary() {
+        lines.push(format!("warning: {total}"));
+    }
+    lines
+}
+
 #[cfg(test)]
 mod dof_tests {
     use super::dof_line;

@@ -11,9 +11,11 @@ pub struct Overrides {
     pub step: Option<f64>,
     pub output_every: Option<f64>,
     pub alpha: Option<f64>,
+    pub rho_inf: Option<f64>,
     pub form: Option<String>,
     pub newton: Option<NewtonSetting>,
     pub adaptive: Option<f64>,
+    pub atol: Option<f64>,
     pub linear: Option<String>,
     pub timing: bool,
     /// `--assemble true|false`.
@@ -65,6 +67,15 @@ pub fn runtime_settings(model: &fdc_lower::Settings, o: &Overrides) -> Result<Se
         Some(NewtonSetting::Legacy) => Newton::Legacy,
         Some(NewtonSetting::Fixed(n)) => Newton::Fixed(n),
     };
+    // One damping: a flag replaces the model's (either key); two flags are an error.
+    let (alpha, rho_inf) = match (o.alpha, o.rho_inf) {
+        (Some(_), Some(_)) => {
+            return Err("--alpha and --rho-inf both set the numerical damping: keep one".into())
+        }
+        (Some(a), None) => (a, None),
+        (None, Some(r)) => (d.alpha, Some(r)),
+        (None, None) => (model.alpha.unwrap_or(d.alpha), model.rho_inf),
+    };
     let s = Settings {
         end,
         step,
@@ -73,13 +84,15 @@ pub fn runtime_settings(model: &fdc_lower::Settings, o: &Overrides) -> Result<Se
             .or(model.output_every)
             .unwrap_or(d.output_every),
         output_exact: model.output_exact.unwrap_or(d.output_exact),
-        alpha: o.alpha.or(model.alpha).unwrap_or(d.alpha),
+        alpha,
+        rho_inf,
         form: match o.form.as_deref().or(model.form.as_deref()) {
             Some(w) => form(w)?,
             None => d.form,
         },
         newton,
         adaptive: o.adaptive.or(model.adaptive),
+        atol: o.atol.or(model.atol),
         step_min: model.step_min.unwrap_or(d.step_min.min(step)),
         step_max: model.step_max.unwrap_or(d.step_max),
         linear: match o.linear.as_deref().or(model.linear_solver.as_deref()) {
@@ -109,6 +122,47 @@ mod tests {
         assert!(
             matches!((v, Settings::default().newton), (NewtonSetting::Velocity(a), Newton::Velocity { tol: b }) if a == b)
         );
+    }
+
+    /// One numerical damping: `rho_inf` or `alpha`, a flag replacing the model's.
+    #[test]
+    fn one_damping_from_the_model_or_a_flag_never_two_flags() {
+        let model = fdc_lower::Settings {
+            alpha: Some(-0.1),
+            atol: Some(1e-9),
+            ..Default::default()
+        };
+        let s = runtime_settings(&model, &Overrides::default()).unwrap();
+        assert_eq!((s.alpha, s.rho_inf, s.atol), (-0.1, None, Some(1e-9)));
+        let flag = Overrides {
+            rho_inf: Some(0.8),
+            ..Default::default()
+        };
+        let s = runtime_settings(&model, &flag).unwrap();
+        assert_eq!((s.alpha, s.rho_inf), (Settings::default().alpha, Some(0.8)));
+        let model_rho = fdc_lower::Settings {
+            rho_inf: Some(0.7),
+            ..Default::default()
+        };
+        let flag = Overrides {
+            alpha: Some(-0.2),
+            ..Default::default()
+        };
+        let s = runtime_settings(&model_rho, &flag).unwrap();
+        assert_eq!((s.alpha, s.rho_inf), (-0.2, None));
+        let both = Overrides {
+            alpha: Some(-0.2),
+            rho_inf: Some(0.8),
+            ..Default::default()
+        };
+        let e = runtime_settings(&model_rho, &both).unwrap_err();
+        assert!(e.contains("keep one"), "{e}");
+        let bad = fdc_lower::Settings {
+            rho_inf: Some(1.2),
+            ..Default::default()
+        };
+        let e = runtime_settings(&bad, &Overrides::default()).unwrap_err();
+        assert!(e.contains("rho_inf 1.2 must lie in [0, 1]"), "{e}");
     }
 
     /// docs/language.md §7 lists the values of `Settings::defaults_help`.

@@ -153,10 +153,14 @@ pub struct Settings {
     /// `true`: land on output times instead of interpolating rows.
     pub output_exact: Option<bool>,
     pub alpha: Option<f64>,
+    /// Generalized-α by ρ∞ (instead of `alpha`).
+    pub rho_inf: Option<f64>,
     /// `arnold_bruls` or `negrut`.
     pub form: Option<String>,
     pub newton: Option<NewtonSetting>,
     pub adaptive: Option<f64>,
+    /// Absolute tolerance of the error weights.
+    pub atol: Option<f64>,
     pub step_min: Option<f64>,
     pub step_max: Option<f64>,
     /// `sparse` or `dense`.

@@ -89,12 +89,19 @@ impl<'a> Lowering<'a> {
 
     pub(super) fn settings(&mut self, items: &[&Item]) -> Settings {
         let mut s = Settings::default();
+        // Where `alpha` and `rho_inf` were given: two dampings are one too many.
+        let (mut alpha_at, mut rho_at) = (None, None);
         for item in items {
             let Item::Simulate { settings, .. } = item else {
                 continue;
             };
             for f in settings {
                 let key = f.name.name.as_str();
+                match key {
+                    "alpha" => alpha_at = Some(f.name.span),
+                    "rho_inf" => rho_at = Some(f.name.span),
+                    _ => {}
+                }
                 let word = match &f.value.kind {
                     ExprKind::Name(n) => Some(n.clone()),
                     _ => None,
@@ -167,7 +174,9 @@ impl<'a> Lowering<'a> {
                             "step" => &mut s.step,
                             "output_every" => &mut s.output_every,
                             "alpha" => &mut s.alpha,
+                            "rho_inf" => &mut s.rho_inf,
                             "adaptive" => &mut s.adaptive,
+                            "atol" => &mut s.atol,
                             "step_min" => &mut s.step_min,
                             "step_max" => &mut s.step_max,
                             _ => {
@@ -179,6 +188,17 @@ impl<'a> Lowering<'a> {
                     }
                 }
             }
+        }
+        if let (Some(_), Some(at)) = (alpha_at, rho_at) {
+            self.errors.push(LowerError {
+                span: Some(at),
+                message: "`alpha` and `rho_inf` both set the numerical damping".into(),
+                label: Some("the second damping setting".into()),
+                hint: Some(
+                    "keep one: `rho_inf` (generalized-alpha) or `alpha` (HHT, legacy)".into(),
+                ),
+                ..Default::default()
+            });
         }
         s
     }

@@ -526,6 +526,7 @@ fn every_simulate_setting_is_completed() {
             "adaptive",
             "alpha",
             "assemble",
+            "atol",
             "end",
             "form",
             "given",
@@ -533,6 +534,7 @@ fn every_simulate_setting_is_completed() {
             "newton",
             "output_every",
             "output_exact",
+            "rho_inf",
             "step",
             "step_max",
             "step_min"

@@ -256,21 +256,21 @@ impl System {
         }
     }
 
-    /// Arnold–Brüls (0, (1+α)β, (1+α)γ, h), Negrut (α, β, γ, h).
+    /// Arnold–Brüls (0, κβ, κγ, h) with κ = ∂a_{n+1}/∂v̇_{n+1} (1 + α for HHT),
+    /// Negrut (α, β, γ, h).
     pub(super) fn coefficients(&self, settings: &Settings, h: f64) -> Coefficients {
-        let (beta, gamma) = settings.beta_gamma();
-        let a = settings.alpha;
+        let s = settings.scheme();
         match settings.form {
             Form::ArnoldBruls => Coefficients {
                 alpha: 0.0,
-                beta: (1.0 + a) * beta,
-                gamma: (1.0 + a) * gamma,
+                beta: s.kappa() * s.beta,
+                gamma: s.kappa() * s.gamma,
                 h,
             },
             Form::Negrut => Coefficients {
-                alpha: a,
-                beta,
-                gamma,
+                alpha: settings.alpha,
+                beta: s.beta,
+                gamma: s.gamma,
                 h,
             },
         }

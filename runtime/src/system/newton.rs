@@ -32,11 +32,24 @@ enum Verdict {
     Reject(String),
 }
 
-/// α of the Newmark history (Arnold–Brüls) and α of the f_n term (Negrut).
-fn form_alphas(settings: &Settings) -> (f64, f64) {
+/// α of the f_n term of the residual (the Negrut form; 0 in the Arnold–Brüls form).
+fn alpha_negrut(settings: &Settings) -> f64 {
     match settings.form {
-        Form::ArnoldBruls => (settings.alpha, 0.0),
-        Form::Negrut => (0.0, settings.alpha),
+        Form::ArnoldBruls => 0.0,
+        Form::Negrut => settings.alpha,
+    }
+}
+
+/// How the Newmark history enters a step: a_{n+1} = κ v̇_{n+1} + p_n with
+/// p_n = (α_f v̇_n − α_m a_n)/(1 − α_m) in the Arnold–Brüls form; the Negrut form runs
+/// Newmark on v̇ itself (κ = 1, p = 0). Returns (κ, α_m, α_f).
+pub(super) fn pseudo(settings: &Settings) -> (f64, f64, f64) {
+    match settings.form {
+        Form::ArnoldBruls => {
+            let s = settings.scheme();
+            (s.kappa(), s.alpha_m, s.alpha_f)
+        }
+        Form::Negrut => (1.0, 0.0, 0.0),
     }
 }
 
@@ -49,10 +62,12 @@ fn error_constant(settings: &Settings) -> f64 {
 const ROUNDOFF: f64 = 64.0 * f64::EPSILON;
 
 /// The local error constant C of the positions, e = C h³ q⃛ + O(h⁴): with a_n ≈
-/// q̈(t_n + αh), Δ = h v_n + h²((½ − β) a_n + β a_{n+1}) = h v_n + h²q̈/2 + (β + α/2) h³ q⃛,
-/// so C = β + α/2 − 1/6 (= 1/12 + α²/4 for HHT's β = (1 − α)²/4); docs/runtime.md.
+/// q̈(t_n + δh), δ = α_m − α_f, Δ = h v_n + h²((½ − β) a_n + β a_{n+1}) = h v_n +
+/// h²q̈/2 + (β + δ/2) h³ q⃛, so C = β + δ/2 − 1/6 (= 1/12 + δ²/4 for β = (1 − δ)²/4,
+/// HHT's and Chung–Hulbert's); docs/runtime.md.
 fn local_error_constant(settings: &Settings) -> f64 {
-    settings.beta_gamma().0 + 0.5 * settings.alpha - 1.0 / 6.0
+    let s = settings.scheme();
+    s.beta + 0.5 * s.delta() - 1.0 / 6.0
 }
 
 impl System {
@@ -119,15 +134,16 @@ impl System {
     /// x = [v̇; λ], the trial state and its residual.
     fn predict(&mut self, settings: &Settings, c: &Coefficients) -> Result<(), SimErrorKind> {
         let (beta, gamma) = settings.beta_gamma();
-        let (ap, alpha_negrut) = form_alphas(settings);
+        let alpha_negrut = alpha_negrut(settings);
         let (nv, h) = (self.nv, c.h);
         self.t_new = self.t + h;
         self.ctrl.shift = self.history_shift(settings, h);
+        let pseudo = pseudo(settings);
         for i in 0..nv {
             let a = self.history(i);
-            self.delta_pred[i] =
-                h * self.v[i] + h * h * ((0.5 - beta) * a - beta * ap * self.vd[i]);
-            self.v_pred[i] = self.v[i] + h * ((1.0 - gamma) * a - gamma * ap * self.vd[i]);
+            let p = self.history_part(pseudo, i);
+            self.delta_pred[i] = h * self.v[i] + h * h * ((0.5 - beta) * a + beta * p);
+            self.v_pred[i] = self.v[i] + h * ((1.0 - gamma) * a + gamma * p);
         }
         let legacy = matches!(settings.newton, Newton::Legacy);
         self.x[..nv].copy_from_slice(&self.vd);
@@ -257,7 +273,7 @@ impl System {
             // No f_n term needs the residual at the converged state.
             return Ok(Verdict::Converged);
         }
-        self.residual(c, form_alphas(settings).1);
+        self.residual(c, alpha_negrut(settings));
         if let Some(u) = self.first_non_finite(&self.r) {
             return Err(self.trial_not_finite(u, Role::Res, c, false));
         }
@@ -325,19 +341,26 @@ impl System {
     }
 
     /// The Newmark history a_n (the pseudo-acceleration, or v̇_n in the Negrut form)
-    /// carried to the step size of the trial step: a_n approximates q̈(t_n + α h)
-    /// with the h of the step that made it, so a step of another size shifts it by
-    /// α (h − h_prev) q⃛ ≈ α (h/h_prev − 1)(v̇_n − v̇_{n−1}) (docs/runtime.md).
+    /// carried to the step size of the trial step: a_n approximates q̈(t_n + δh),
+    /// δ = α_m − α_f (α for HHT), with the h of the step that made it, so a step of
+    /// another size shifts it by δ (h − h_prev) q⃛ ≈ δ (h/h_prev − 1)(v̇_n − v̇_{n−1})
+    /// (docs/runtime.md).
     fn history_shift(&self, settings: &Settings, h: f64) -> f64 {
         if settings.control == StepControl::Legacy || self.h_prev == 0.0 || self.same_step(h) {
             return 0.0;
         }
-        settings.alpha * (h / self.h_prev - 1.0)
+        settings.scheme().delta() * (h / self.h_prev - 1.0)
     }
 
     /// a_n of dof i for the trial step (see [`System::history_shift`]).
-    fn history(&self, i: usize) -> f64 {
+    pub(super) fn history(&self, i: usize) -> f64 {
         self.acc[i] + self.ctrl.shift * (self.vd[i] - self.x_prev[i])
+    }
+
+    /// p_n = (α_f v̇_n − α_m a_n)/(1 − α_m) of dof i, the part of a_{n+1} known before
+    /// the step ([`pseudo`] gives (κ, α_m, α_f)).
+    pub(super) fn history_part(&self, (_, am, af): (f64, f64, f64), i: usize) -> f64 {
+        (af * self.vd[i] - am * self.history(i)) / (1.0 - am)
     }
 
     /// Removes from the error estimate in r[..nv] its part normal to the constraints:
@@ -371,7 +394,7 @@ impl System {
         let nv = self.nv;
         self.scales(true);
         self.weights(settings, true);
-        let (ap, _) = form_alphas(settings);
+        let pseudo = pseudo(settings);
         let h = c.h;
         // Per dof: the estimated error e_i and the error it may have.
         let smooth = settings.control == StepControl::Smooth;
@@ -385,7 +408,7 @@ impl System {
         if smooth {
             // e_i = C h² (a_{n+1} − a_n): the local position error, in r[..nv].
             for i in 0..nv {
-                let a_new = (1.0 + ap) * self.x[i] - ap * self.vd[i];
+                let a_new = pseudo.0 * self.x[i] + self.history_part(pseudo, i);
                 self.r[i] = k_smooth * (a_new - self.history(i));
             }
             // Not in the first step: there a_0 = v̇_0 is no history yet, and from rest

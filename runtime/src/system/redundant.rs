@@ -62,7 +62,7 @@ pub fn redundant_rows(ncols: usize, rows: &[Vec<(usize, f64)>]) -> Vec<usize> {
 
 /// Component id (the smallest row of the component) of every row; rows are joined
 /// when they share a column.
-fn components(ncols: usize, rows: &[Vec<(usize, f64)>]) -> Vec<usize> {
+pub fn components(ncols: usize, rows: &[Vec<(usize, f64)>]) -> Vec<usize> {
     fn find(p: &mut [usize], mut i: usize) -> usize {
         while p[i] != i {
             p[i] = p[p[i]];
@@ -202,6 +202,58 @@ fn gram_schmidt(ncols: usize, rows: &[Vec<(usize, f64)>], members: &[usize]) -> 
         }
     }
     removed
+}
+
+/// The rows that removed row `r` is a combination of: the least-squares coefficients
+/// c of b_r ≈ Σ c_k b_k over the kept rows k < r of its component (independent, so
+/// the normal equations are positive definite), those with |c_k| ‖b_k‖ above 10⁻⁶ ‖b_r‖.
+/// Dense in the component: called on the error path of a rheonomic row only.
+pub fn dependence(
+    ncols: usize,
+    rows: &[Vec<(usize, f64)>],
+    removed: &[usize],
+    comp: &[usize],
+    r: usize,
+) -> Vec<usize> {
+    let kept: Vec<usize> = (0..r)
+        .filter(|&l| comp[l] == comp[r] && removed.binary_search(&l).is_err())
+        .collect();
+    let dense = |l: usize| {
+        let mut x = vec![0.0; ncols];
+        for &(c, v) in &rows[l] {
+            x[c] += v;
+        }
+        x
+    };
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    let b: Vec<Vec<f64>> = kept.iter().map(|&l| dense(l)).collect();
+    let br = dense(r);
+    let n = kept.len();
+    // Cholesky of G = B Bᵀ, then G c = B b_r.
+    let mut g = vec![vec![0.0; n]; n];
+    for i in 0..n {
+        for j in 0..=i {
+            let v = dot(&b[i], &b[j]) - dot(&g[i][..j], &g[j][..j]);
+            g[i][j] = if i == j {
+                v.max(0.0).sqrt()
+            } else {
+                v / g[j][j]
+            };
+        }
+    }
+    let mut c: Vec<f64> = b.iter().map(|bk| dot(bk, &br)).collect();
+    for i in 0..n {
+        c[i] = (c[i] - dot(&g[i][..i], &c[..i])) / g[i][i];
+    }
+    for i in (0..n).rev() {
+        let later: f64 = (i + 1..n).map(|k| g[k][i] * c[k]).sum();
+        c[i] = (c[i] - later) / g[i][i];
+    }
+    let norm_r = dot(&br, &br).sqrt();
+    (0..n)
+        .filter(|&i| (c[i] * dot(&b[i], &b[i]).sqrt()).abs() > 1e-6 * norm_r)
+        .map(|i| kept[i])
+        .collect()
 }
 
 #[cfg(test)]

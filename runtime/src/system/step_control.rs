@@ -64,10 +64,12 @@ impl System {
     /// Makes the trial state the accepted one and runs `Post`.
     pub(super) fn accept(&mut self, settings: &Settings, h: f64) {
         let nv = self.nv;
-        let ap = match settings.form {
-            Form::ArnoldBruls => settings.alpha,
-            Form::Negrut => 0.0,
-        };
+        // a_{n+1} = κ v̇_{n+1} + p_n, with the history of the step taken (shifted).
+        let pseudo = newton::pseudo(settings);
+        // In place: dof i's history reads only acc[i], vd[i] and x_prev[i].
+        for i in 0..nv {
+            self.acc[i] = pseudo.0 * self.x[i] + self.history_part(pseudo, i);
+        }
         // Would the linear predictor have been closer to this step's v̇ (λ) than the
         // constant one? It loses where they alternate from step to step (a weakly
         // damped parasitic mode of the index-3 equations).
@@ -88,11 +90,7 @@ impl System {
         self.x_prev[..nv].copy_from_slice(&self.vd);
         self.x_prev[nv..].copy_from_slice(&self.lam);
         self.h_prev = h;
-        for i in 0..nv {
-            let vd_new = self.x[i];
-            self.acc[i] = (1.0 + ap) * vd_new - ap * self.vd[i];
-            self.vd[i] = vd_new;
-        }
+        self.vd.copy_from_slice(&self.x[..nv]);
         self.lam.copy_from_slice(&self.x[nv..]);
         self.q.copy_from_slice(&self.qt);
         self.v.copy_from_slice(&self.vt);
