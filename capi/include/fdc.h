@@ -163,6 +163,35 @@ FdcStatus fdc_sim_output_index(const FdcSim *s, const char *name, size_t *out);
  */
 FdcStatus fdc_sim_output(FdcSim *s, size_t index, double *value);
 
+/**
+ * The size in bytes of a snapshot of the simulator's complete state (time,
+ * coordinates, the integrator's history and step control, element state, input
+ * values), in `*size`: the buffer `fdc_sim_state_save` needs.
+ *
+ * # Safety
+ * `s` came from `fdc_sim_new`; `size` is valid.
+ */
+FdcStatus fdc_sim_state_size(const FdcSim *s, size_t *size);
+
+/**
+ * Writes a snapshot of the simulator's state into `buf` (`size` bytes, at least
+ * `fdc_sim_state_size`); the bytes are opaque, to keep for `fdc_sim_state_restore`.
+ *
+ * # Safety
+ * `s` came from `fdc_sim_new`; `buf` points to `size` writable bytes.
+ */
+FdcStatus fdc_sim_state_save(const FdcSim *s, uint8_t *buf, size_t size);
+
+/**
+ * Continues from a snapshot of `fdc_sim_state_save` (`size`: the snapshot's size
+ * from `fdc_sim_state_size`): the steps that follow repeat those after the snapshot
+ * bit for bit. A state of another model is `FDC_STATUS_ARGUMENT` and changes nothing.
+ *
+ * # Safety
+ * `s` came from `fdc_sim_new`; `buf` points to `size` readable bytes.
+ */
+FdcStatus fdc_sim_state_restore(FdcSim *s, const uint8_t *buf, size_t size);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -10,7 +10,7 @@
 use fdc_driver::pipeline::{render, BuildError, BuildOptions};
 use fdc_driver::settings::{runtime_settings, Overrides};
 use fdc_driver::template::Template;
-use fdc_runtime::{Settings, System};
+use fdc_runtime::{Settings, State, System};
 use std::cell::RefCell;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -378,5 +378,88 @@ pub unsafe extern "C" fn fdc_sim_output(
         }
         *value = s.outputs[index];
         FdcStatus::Ok
+    })
+}
+
+/// The size in bytes of a snapshot of the simulator's complete state (time,
+/// coordinates, the integrator's history and step control, element state, input
+/// values), in `*size`: the buffer `fdc_sim_state_save` needs.
+///
+/// # Safety
+/// `s` came from `fdc_sim_new`; `size` is valid.
+#[no_mangle]
+pub unsafe extern "C" fn fdc_sim_state_size(s: *const FdcSim, size: *mut usize) -> FdcStatus {
+    guard(|| {
+        let Some(s) = s.as_ref() else {
+            return fail(FdcStatus::Argument, "simulator is null");
+        };
+        if size.is_null() {
+            return fail(FdcStatus::Argument, "size is null");
+        }
+        *size = s.sys.state().to_bytes().len();
+        FdcStatus::Ok
+    })
+}
+
+/// Writes a snapshot of the simulator's state into `buf` (`size` bytes, at least
+/// `fdc_sim_state_size`); the bytes are opaque, to keep for `fdc_sim_state_restore`.
+///
+/// # Safety
+/// `s` came from `fdc_sim_new`; `buf` points to `size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn fdc_sim_state_save(
+    s: *const FdcSim,
+    buf: *mut u8,
+    size: usize,
+) -> FdcStatus {
+    guard(|| {
+        let Some(s) = s.as_ref() else {
+            return fail(FdcStatus::Argument, "simulator is null");
+        };
+        if buf.is_null() {
+            return fail(FdcStatus::Argument, "buf is null");
+        }
+        let bytes = s.sys.state().to_bytes();
+        if size < bytes.len() {
+            return fail(
+                FdcStatus::Argument,
+                format!(
+                    "the state needs {} bytes, the buffer has {size}",
+                    bytes.len()
+                ),
+            );
+        }
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf, bytes.len());
+        FdcStatus::Ok
+    })
+}
+
+/// Continues from a snapshot of `fdc_sim_state_save` (`size`: the snapshot's size
+/// from `fdc_sim_state_size`): the steps that follow repeat those after the snapshot
+/// bit for bit. A state of another model is `FDC_STATUS_ARGUMENT` and changes nothing.
+///
+/// # Safety
+/// `s` came from `fdc_sim_new`; `buf` points to `size` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn fdc_sim_state_restore(
+    s: *mut FdcSim,
+    buf: *const u8,
+    size: usize,
+) -> FdcStatus {
+    guard(|| {
+        let Some(s) = s.as_mut() else {
+            return fail(FdcStatus::Argument, "simulator is null");
+        };
+        if buf.is_null() {
+            return fail(FdcStatus::Argument, "buf is null");
+        }
+        let bytes = std::slice::from_raw_parts(buf, size);
+        match State::from_bytes(bytes).and_then(|st| s.sys.restore(&st)) {
+            Ok(()) => {
+                s.fresh = false;
+                FdcStatus::Ok
+            }
+            Err(e) => fail(FdcStatus::Argument, e.to_string()),
+        }
     })
 }

@@ -58,4 +58,5 @@ fn a_c_program_steps_the_forced_oscillator_along_its_closed_form() {
         String::from_utf8_lossy(&run.stderr)
     );
     assert!(stdout.contains("largest error"), "{stdout}");
+    assert!(stdout.contains("repeated bitwise"), "{stdout}");
 }

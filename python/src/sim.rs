@@ -3,11 +3,11 @@
 //! the runtime's step does not, and `outputs()` refreshes one NumPy array made once.
 
 use crate::SimulationError;
-use fdc_runtime::{Settings, System};
+use fdc_runtime::{Settings, State, System};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyBytes, PyString};
 
 #[pyclass(module = "fdc._fdc")]
 pub struct Simulator {
@@ -147,6 +147,22 @@ impl Simulator {
         // written only here, while the GIL is held.
         unsafe { arr.as_slice_mut()? }.copy_from_slice(vals);
         Ok(arr.clone())
+    }
+
+    /// A snapshot of the complete integrator state (time, coordinates, the integrator's
+    /// history and step control, element state, input values) as bytes: opaque,
+    /// picklable, for `restore()` on a simulator of the same model.
+    fn state<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new_bound(py, &self.sys.state().to_bytes())
+    }
+
+    /// restore(state): continues from a snapshot of `state()`; the steps that follow
+    /// repeat those after the snapshot bit for bit. A state of another model raises
+    /// FdcError and changes nothing.
+    fn restore(&mut self, state: &[u8]) -> PyResult<()> {
+        State::from_bytes(state)
+            .and_then(|s| self.sys.restore(&s))
+            .map_err(|e| crate::FdcError::new_err(e.to_string()))
     }
 
     fn __repr__(&self) -> String {

@@ -1,11 +1,14 @@
 """Model.simulator: inputs, steps, advance_to and outputs against the closed form of
 the forced oscillator, z = F/k - (x0 + F/k) cos(sqrt(k/m) t)."""
 
+import pickle
+
 import numpy as np
 import pytest
 
 import fdc
 from conftest import example
+from conftest import model as example_model
 
 X0 = 0.05
 # An input set between steps is a jump of the force that the accelerations of the
@@ -92,3 +95,48 @@ def test_a_loop_of_steps_allocates_nothing_on_the_rust_side(model):
         sim.set_input("F", 0.5)
         sim.outputs()
     assert fdc._fdc._allocations() - before == 0
+
+
+def drive_rotor(sim, steps):
+    """`steps` steps with T(t) = 2 sin(3t) set before each; the outputs after each."""
+    rows = []
+    for _ in range(steps):
+        sim.set_input("T", 2.0 * np.sin(3.0 * sim.time))
+        sim.step()
+        rows.append(sim.outputs().copy())
+    return np.array(rows)
+
+
+@pytest.mark.parametrize("settings", [{}, {"adaptive": 1e-6}], ids=["fixed", "adaptive"])
+def test_a_restored_state_repeats_the_steps_bitwise(settings):
+    # The rotor's torsion spring keeps its continuous angle as element state and is
+    # driven through the input T: run 1 s, save, run to 2 s (A); restore, run to 2 s
+    # again (B) and in a new simulator from the pickled state (C): A == B == C bitwise.
+    m = fdc.load(example_model("rotor.fd"))
+    sim = m.simulator(step=1e-2, **settings)
+    drive_rotor(sim, 100)
+    saved = sim.state()
+    assert isinstance(saved, bytes) and sim.time == pytest.approx(1.0, abs=1e-12)
+    a = drive_rotor(sim, 100)
+    sim.restore(saved)
+    assert sim.time == pytest.approx(1.0, abs=1e-12)
+    b = drive_rotor(sim, 100)
+    assert a.tobytes() == b.tobytes()
+    other = m.simulator(step=1e-2, **settings)
+    other.restore(pickle.loads(pickle.dumps(saved)))
+    c = drive_rotor(other, 100)
+    assert a.tobytes() == c.tobytes()
+    # The spring counted turns past ±π, so its state took part.
+    angle = sim.channels.index("spring.angle")
+    assert np.abs(a[:, angle]).max() > np.pi
+
+
+def test_restoring_a_state_of_another_model_raises(model):
+    rotor = fdc.load(example_model("rotor.fd")).simulator()
+    rotor.step()
+    before = rotor.state()
+    with pytest.raises(fdc.FdcError, match="another model"):
+        rotor.restore(model.simulator().state())
+    with pytest.raises(fdc.FdcError, match="cannot restore"):
+        rotor.restore(before[:-3])
+    assert rotor.state() == before

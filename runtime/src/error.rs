@@ -91,6 +91,8 @@ pub enum RuntimeError {
     },
     /// `step` or `run` before `initialize`.
     NotInitialized,
+    /// A snapshot that cannot be restored (another model, bytes that are no state).
+    BadState(String),
 }
 
 impl fmt::Display for RuntimeError {
@@ -151,6 +153,7 @@ impl fmt::Display for RuntimeError {
                 culprit_suffix(culprit)
             ),
             RuntimeError::NotInitialized => write!(f, "the system is not initialized"),
+            RuntimeError::BadState(m) => write!(f, "cannot restore the state: {m}"),
         }
     }
 }

@@ -33,4 +33,6 @@ pub use linear::LinearSolverKind;
 pub use model::{ElementInstance, Model, RuntimeInput};
 pub use settings::{ErrorWeights, Form, Newton, Predictor, Scheme, Settings, StepControl};
 pub use system::linearize::{Linearization, Mode, ModeKind};
-pub use system::{Correction, MemorySink, ResultSink, RunStats, StepReport, System, TimingStats};
+pub use system::{
+    Correction, MemorySink, ResultSink, RunStats, State, StepReport, System, TimingStats,
+};

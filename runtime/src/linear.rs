@@ -47,6 +47,37 @@ pub trait LinearSolver: Send {
     fn factor_nnz(&self) -> usize {
         0
     }
+    /// What later factorizations depend on (the kept pivot order), for a snapshot of
+    /// the integrator. Default: only the count of full factorizations.
+    fn memory(&self) -> SolverMemory {
+        SolverMemory {
+            full: self.full_factorizations(),
+            ..SolverMemory::default()
+        }
+    }
+    /// Whether `memory` can be restored into this solver without breaking its
+    /// invariants (it may come from bytes); the message says what does not fit.
+    fn check_memory(&self, _memory: &SolverMemory) -> Result<(), String> {
+        Ok(())
+    }
+    /// Restores a [`LinearSolver::memory`] that passed [`LinearSolver::check_memory`];
+    /// the next `factorize` continues as the solver that made it would have.
+    fn restore_memory(&mut self, _memory: &SolverMemory);
+}
+
+/// The part of a solver's state that outlives a factorization: the row order and the
+/// L/U patterns the sparse LU keeps (a refactorization in another order has another
+/// round-off), and the count of full factorizations. The numbers of the factors are
+/// not part of it: every step factorizes before it solves.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SolverMemory {
+    pub pinv: Vec<usize>,
+    pub l_ptr: Vec<usize>,
+    pub l_row: Vec<usize>,
+    pub u_ptr: Vec<usize>,
+    pub u_row: Vec<usize>,
+    pub have_factors: bool,
+    pub full: usize,
 }
 
 /// Creates the solver of the given kind for a pattern.
@@ -316,6 +347,67 @@ impl LinearSolver for SparseLu {
     fn factor_nnz(&self) -> usize {
         self.l_row.len() + self.u_row.len() + self.pattern.n
     }
+
+    fn memory(&self) -> SolverMemory {
+        SolverMemory {
+            pinv: self.pinv.clone(),
+            l_ptr: self.l_ptr.clone(),
+            l_row: self.l_row.clone(),
+            u_ptr: self.u_ptr.clone(),
+            u_row: self.u_row.clone(),
+            have_factors: self.have_factors,
+            full: self.full,
+        }
+    }
+
+    fn check_memory(&self, m: &SolverMemory) -> Result<(), String> {
+        let n = self.pattern.n;
+        if !m.have_factors {
+            // No order yet: the next factorization makes one in these arrays.
+            let sized = m.pinv.len() == n && m.l_ptr.len() == n + 1 && m.u_ptr.len() == n + 1;
+            return if sized {
+                Ok(())
+            } else {
+                Err("its solver arrays do not fit the matrix".into())
+            };
+        }
+        let mut seen = vec![false; n];
+        let permutation = m.pinv.len() == n
+            && m.pinv
+                .iter()
+                .all(|&p| p < n && !std::mem::replace(&mut seen[p], true));
+        // Column j of L holds rows below j, column j of U rows above it.
+        let column_fits = |ptr: &[usize], rows: &[usize], lower: bool| {
+            ptr.len() == n + 1
+                && ptr[0] == 0
+                && ptr[n] == rows.len()
+                && ptr.windows(2).all(|w| w[0] <= w[1])
+                && (0..n).all(|j| {
+                    rows[ptr[j]..ptr[j + 1]]
+                        .iter()
+                        .all(|&r| if lower { r > j && r < n } else { r < j })
+                })
+        };
+        if !permutation
+            || !column_fits(&m.l_ptr, &m.l_row, true)
+            || !column_fits(&m.u_ptr, &m.u_row, false)
+        {
+            return Err("its pivot order does not fit the iteration matrix".into());
+        }
+        Ok(())
+    }
+
+    fn restore_memory(&mut self, m: &SolverMemory) {
+        self.pinv.clone_from(&m.pinv);
+        self.l_ptr.clone_from(&m.l_ptr);
+        self.l_row.clone_from(&m.l_row);
+        self.u_ptr.clone_from(&m.u_ptr);
+        self.u_row.clone_from(&m.u_row);
+        self.l_val.resize(self.l_row.len(), 0.0);
+        self.u_val.resize(self.u_row.len(), 0.0);
+        self.have_factors = m.have_factors;
+        self.full = m.full;
+    }
 }
 
 /// Dense LU with partial pivoting (faer), for small systems and as a reference.
@@ -400,6 +492,11 @@ impl LinearSolver for DenseLu {
 
     fn full_factorizations(&self) -> usize {
         self.full
+    }
+
+    /// Every factorization is a full one: only the count carries over.
+    fn restore_memory(&mut self, m: &SolverMemory) {
+        self.full = m.full;
     }
 }
 

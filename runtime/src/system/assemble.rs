@@ -250,16 +250,14 @@ impl System {
             delta: &self.delta,
             t: 0.0,
         };
-        let types = &self.table.types;
-        for e in &self.inst {
-            if !types[e.ty].owns_coordinates {
-                continue;
-            }
-            call(types, e, Role::Update, &mut self.s, &w, c);
-            for (k, &g) in e.q_map.iter().enumerate() {
-                self.qt[g] = self.s.out[k];
-            }
-        }
+        update_bodies(
+            &self.table.types,
+            &self.inst,
+            &mut self.s,
+            &w,
+            c,
+            &mut self.qt,
+        );
         self.q.copy_from_slice(&self.qt);
         self.delta.fill(0.0);
     }

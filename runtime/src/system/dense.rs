@@ -104,15 +104,7 @@ impl System {
             delta: &self.dense.delta,
             t: self.t + theta * h,
         };
-        let types = &self.table.types;
-        for e in &self.inst {
-            if !types[e.ty].owns_coordinates {
-                continue;
-            }
-            call(types, e, Role::Update, &mut self.s, &w, &c);
-            for (k, &g) in e.q_map.iter().enumerate() {
-                self.dense.q[g] = self.s.out[k];
-            }
-        }
+        let (types, q_out) = (&self.table.types, &mut self.dense.q);
+        update_bodies(types, &self.inst, &mut self.s, &w, &c, q_out);
     }
 }

@@ -20,12 +20,12 @@ pub const STREAK_RATIO: f64 = 1.5;
 pub const STREAK_STEPS: usize = 8;
 
 /// The watcher's state: the start scales, the last growth and the streak.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(super) struct Monitor {
-    floor_v: f64,
-    floor_l: f64,
-    last: f64,
-    streak: usize,
+    pub floor_v: f64,
+    pub floor_l: f64,
+    pub last: f64,
+    pub streak: usize,
 }
 
 impl Monitor {

@@ -84,6 +84,29 @@ pub(super) fn call(
     true
 }
 
+/// The configuration q ∘ exp(Δ) of every body through its `Update` role at the
+/// inputs `w` (its q is the configuration moved from), into `q_out`: the one home of
+/// the configuration update, for Newton's trial state, the initial assembly and the
+/// rows between steps.
+pub(super) fn update_bodies(
+    types: &[ElementType],
+    inst: &[Inst],
+    s: &mut Scratch,
+    w: &View,
+    c: &Coefficients,
+    q_out: &mut [f64],
+) {
+    for e in inst {
+        if !types[e.ty].owns_coordinates {
+            continue;
+        }
+        call(types, e, Role::Update, s, w, c);
+        for (k, &g) in e.q_map.iter().enumerate() {
+            q_out[g] = s.out[k];
+        }
+    }
+}
+
 /// What a role computes, for messages.
 pub(super) fn role_label(role: Role) -> &'static str {
     match role {
@@ -174,7 +197,7 @@ impl System {
     }
 
     /// The trial state from x: v̇, v, Δ, q = q_n ∘ exp(Δ) through `Update`.
-    pub(super) fn state(&mut self, c: &Coefficients) {
+    pub(super) fn trial_state(&mut self, c: &Coefficients) {
         let (bh2, gh) = (c.bh2(), c.gh());
         for i in 0..self.nv {
             let vd = self.x[i];
@@ -182,16 +205,14 @@ impl System {
             self.delta[i] = self.delta_pred[i] + bh2 * vd;
         }
         let w = trial_view!(self, &self.q);
-        let types = &self.table.types;
-        for e in &self.inst {
-            if !types[e.ty].owns_coordinates {
-                continue;
-            }
-            call(types, e, Role::Update, &mut self.s, &w, c);
-            for (k, &g) in e.q_map.iter().enumerate() {
-                self.qt[g] = self.s.out[k];
-            }
-        }
+        update_bodies(
+            &self.table.types,
+            &self.inst,
+            &mut self.s,
+            &w,
+            c,
+            &mut self.qt,
+        );
     }
 
     /// R and f at the trial state; the Negrut form subtracts α/(1+α) f_n.

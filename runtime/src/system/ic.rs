@@ -40,14 +40,21 @@ impl System {
         if !removed.is_empty() {
             self.check_rheonomic(&rows, &removed)?;
         }
-        let types = &self.table.types;
         self.removed.fill(false);
         let mut names = Vec::new();
         for l in removed {
             self.removed[l] = true;
             names.push(self.labels[nv + l].clone());
         }
-        // Entries of removed rows go to the spare slot at the end of the value arrays.
+        self.apply_removed_positions();
+        Ok(names)
+    }
+
+    /// Points the matrix entries of the removed constraint rows (`removed`) to the
+    /// spare slot at the end of the value arrays, and the others to their places.
+    pub(super) fn apply_removed_positions(&mut self) {
+        let nv = self.nv;
+        let types = &self.table.types;
         let (jtrash, ictrash) = (self.jp.nnz(), self.icp.nnz());
         for e in &mut self.inst {
             for k in 0..e.iter_pos.len() {
@@ -66,7 +73,6 @@ impl System {
                 e.ic_b_pos[k] = if gone { ictrash } else { e.ic_b_pos_all[k] };
             }
         }
-        Ok(names)
     }
 
     /// Time-dependent rows: Φ or Φ_t of the `Ic` role change when only t does (at
@@ -246,17 +252,46 @@ impl System {
         self.warnings.clear();
         // Start from the full set of constraints.
         self.removed.fill(false);
-        for e in &mut self.inst {
-            e.iter_pos.copy_from_slice(&e.iter_pos_all);
-            e.noqv_pos.copy_from_slice(&e.noqv_pos_all);
-            e.ic_b_pos.copy_from_slice(&e.ic_b_pos_all);
-        }
+        self.apply_removed_positions();
         self.t = 0.0;
         self.h_prev = 0.0;
         self.extrapolate = [false; 2];
         self.vd.fill(0.0);
         self.lam.fill(0.0);
         let c = self.coefficients(settings, settings.step);
+        self.initial_values(&c)?;
+
+        // Assembly (when Φ(q₀) ≠ 0 and `assemble`), then the position check.
+        self.assemble_positions(settings, &c)?;
+        self.assemble_ic(&c);
+        self.check_positions()?;
+
+        // Redundant constraints (e.g. a planar loop of 3-D joints): integrate on an
+        // independent set.
+        let redundant = self.find_redundant()?;
+        if !redundant.is_empty() {
+            if settings.strict {
+                return Err(RuntimeError::RedundantConstraints { rows: redundant });
+            }
+            let lines = self.redundant_by_element();
+            self.warnings.extend(lines);
+            self.assemble_ic(&c);
+        }
+        self.project_velocities(&c)?;
+
+        // Consistent accelerations and multipliers.
+        self.assemble_ic(&c);
+        self.ic_solve(&c)?;
+        self.vd.copy_from_slice(&self.ic_rhs[..self.nv]);
+        self.lam.copy_from_slice(&self.ic_rhs[self.nv..]);
+        self.acc.copy_from_slice(&self.vd);
+        self.start_history(settings, &c)?;
+        self.initialized = true;
+        Ok(())
+    }
+
+    /// q₀ and v₀ from the bodies' `Init` roles.
+    fn initial_values(&mut self, c: &Coefficients) -> Result<(), RuntimeError> {
         {
             let w = View {
                 q: &self.q,
@@ -271,7 +306,7 @@ impl System {
                 if !types[e.ty].owns_coordinates {
                     continue;
                 }
-                call(types, e, Role::Init, &mut self.s, &w, &c);
+                call(types, e, Role::Init, &mut self.s, &w, c);
                 let nq = e.q_map.len();
                 for (k, &g) in e.q_map.iter().enumerate() {
                     self.qt[g] = self.s.out[k];
@@ -284,15 +319,16 @@ impl System {
         self.q.copy_from_slice(&self.qt);
         self.v.copy_from_slice(&self.vt);
         if let Some(i) = self.q.iter().position(|x| !x.is_finite()) {
-            return Err(self.ic_not_finite(format!("initial coordinate q[{i}]"), Role::Init, &c));
+            return Err(self.ic_not_finite(format!("initial coordinate q[{i}]"), Role::Init, c));
         }
         if let Some(i) = self.v.iter().position(|x| !x.is_finite()) {
-            return Err(self.ic_not_finite(self.labels[i].clone(), Role::Init, &c));
+            return Err(self.ic_not_finite(self.labels[i].clone(), Role::Init, c));
         }
+        Ok(())
+    }
 
-        // Assembly (when Φ(q₀) ≠ 0 and `assemble`), then the position check.
-        self.assemble_positions(settings, &c)?;
-        self.assemble_ic(&c);
+    /// The position check ‖Φ(q₀, 0)‖∞ ≤ [`POSITION_TOL`] row by row (after `assemble_ic`).
+    fn check_positions(&self) -> Result<(), RuntimeError> {
         for e in &self.inst {
             for (k, &l) in e.lambda_map.iter().enumerate() {
                 let phi = self.ic_phi[l];
@@ -305,20 +341,11 @@ impl System {
                 }
             }
         }
+        Ok(())
+    }
 
-        // Redundant constraints (e.g. a planar loop of 3-D joints): integrate on an
-        // independent set.
-        let redundant = self.find_redundant()?;
-        if !redundant.is_empty() {
-            if settings.strict {
-                return Err(RuntimeError::RedundantConstraints { rows: redundant });
-            }
-            let lines = self.redundant_by_element();
-            self.warnings.extend(lines);
-            self.assemble_ic(&c);
-        }
-
-        // Velocity projection onto B v + Φ_t = 0.
+    /// Velocity projection onto B v + Φ_t = 0.
+    fn project_velocities(&mut self, c: &Coefficients) -> Result<(), RuntimeError> {
         let mut converged = self.nl == 0;
         for _ in 0..10 {
             let g = two_norm(&self.ic_g);
@@ -330,35 +357,32 @@ impl System {
             for l in 0..self.nl {
                 self.ic_rhs[self.nv + l] = -self.ic_g[l];
             }
-            self.ic_solve(&c)?;
+            self.ic_solve(c)?;
             for i in 0..self.nv {
                 self.v[i] += self.ic_rhs[i];
             }
-            self.assemble_ic(&c);
+            self.assemble_ic(c);
         }
         if !converged {
             return Err(RuntimeError::VelocityProjection {
                 residual: two_norm(&self.ic_g),
             });
         }
+        Ok(())
+    }
 
-        // Consistent accelerations and multipliers.
-        self.assemble_ic(&c);
-        self.ic_solve(&c)?;
-        self.vd.copy_from_slice(&self.ic_rhs[..self.nv]);
-        self.lam.copy_from_slice(&self.ic_rhs[self.nv..]);
-        self.acc.copy_from_slice(&self.vd);
-
-        // f₀ for the Negrut form, and the scales for the error weights.
+    /// f₀ for the Negrut form, the scales for the error weights, the step size, the
+    /// controller, the statistics and the divergence watch of a new run.
+    fn start_history(&mut self, settings: &Settings, c: &Coefficients) -> Result<(), RuntimeError> {
         self.t_new = 0.0;
         self.qt.copy_from_slice(&self.q);
         self.vt.copy_from_slice(&self.v);
         self.x[..self.nv].copy_from_slice(&self.vd);
         self.x[self.nv..].copy_from_slice(&self.lam);
         self.delta.fill(0.0);
-        self.residual(&c, 0.0);
+        self.residual(c, 0.0);
         if let Some(i) = self.f.iter().position(|x| !x.is_finite()) {
-            return Err(self.ic_not_finite(self.labels[i].clone(), Role::Res, &c));
+            return Err(self.ic_not_finite(self.labels[i].clone(), Role::Res, c));
         }
         self.f_n.copy_from_slice(&self.f);
         self.scales(false);
@@ -374,7 +398,6 @@ impl System {
         self.step_times = Vec::new();
         self.reserve_timing(settings);
         self.monitor = diverge::Monitor::start(&self.v, &self.lam);
-        self.initialized = true;
         Ok(())
     }
 }

@@ -143,37 +143,9 @@ impl System {
         let lambda = self.ic_rhs[nv..].to_vec();
 
         // Iteration matrices at (β′, γ′) = (0, 0), (0, 1), (1, 0).
-        let mut jac = |beta: f64, gamma: f64| -> Vec<f64> {
-            let c = Coefficients {
-                alpha: 0.0,
-                beta,
-                gamma,
-                h: 1.0,
-            };
-            let mut j = vec![0.0; nx * nx];
-            let w = View {
-                q: &self.q,
-                v: &self.v,
-                vd: &vdot,
-                lam: &lambda,
-                delta: &self.zeros_v,
-                t: self.t,
-            };
-            let types = &self.table.types;
-            for e in &self.inst {
-                call(types, e, Role::Iter, &mut self.s, &w, &c);
-                for (k, &(r, cc)) in sparse_entries(&types[e.ty], Role::Iter, 0)
-                    .iter()
-                    .enumerate()
-                {
-                    j[e.x_map[r as usize] * nx + e.x_map[cc as usize]] += self.s.out[k];
-                }
-            }
-            j
-        };
-        let j00 = jac(0.0, 0.0);
-        let j01 = jac(0.0, 1.0);
-        let j10 = jac(1.0, 0.0);
+        let j00 = self.dense_iteration_matrix(0.0, 0.0, &vdot, &lambda);
+        let j01 = self.dense_iteration_matrix(0.0, 1.0, &vdot, &lambda);
+        let j10 = self.dense_iteration_matrix(1.0, 0.0, &vdot, &lambda);
         let mut cmat = vec![0.0; nv * nv];
         let mut kmat = vec![0.0; nv * nv];
         for i in 0..nv {
@@ -188,7 +160,68 @@ impl System {
             }
         }
 
-        // D = −ω̄̃ on the rotation dofs of rigid bodies.
+        let (dmat, owner) = self.rotation_rates();
+        let mut lin = Linearization {
+            t: self.t,
+            nv,
+            nl: active.len(),
+            m,
+            c: cmat,
+            k: kmat,
+            b,
+            d: dmat,
+            vdot,
+            lambda,
+            dofs: 0,
+            modes: Vec::new(),
+        };
+        let names: Vec<&str> = self.inst.iter().map(|e| e.name.as_str()).collect();
+        modes(&mut lin, &owner, &names)?;
+        Ok(lin)
+    }
+
+    /// The dense nx × nx iteration matrix at the current (q, v) and the given v̇, λ
+    /// with coefficients (0, β′, γ′, 1).
+    fn dense_iteration_matrix(
+        &mut self,
+        beta: f64,
+        gamma: f64,
+        vdot: &[f64],
+        lambda: &[f64],
+    ) -> Vec<f64> {
+        let nx = self.nv + self.nl;
+        let c = Coefficients {
+            alpha: 0.0,
+            beta,
+            gamma,
+            h: 1.0,
+        };
+        let mut j = vec![0.0; nx * nx];
+        let w = View {
+            q: &self.q,
+            v: &self.v,
+            vd: vdot,
+            lam: lambda,
+            delta: &self.zeros_v,
+            t: self.t,
+        };
+        let types = &self.table.types;
+        for e in &self.inst {
+            call(types, e, Role::Iter, &mut self.s, &w, &c);
+            for (k, &(r, cc)) in sparse_entries(&types[e.ty], Role::Iter, 0)
+                .iter()
+                .enumerate()
+            {
+                j[e.x_map[r as usize] * nx + e.x_map[cc as usize]] += self.s.out[k];
+            }
+        }
+        j
+    }
+
+    /// D = −ω̄̃ on the rotation dofs of rigid bodies (nv × nv), and the body owning
+    /// each velocity dof (`usize::MAX`: none).
+    fn rotation_rates(&self) -> (Vec<f64>, Vec<usize>) {
+        let nv = self.nv;
         let mut dmat = vec![0.0; nv * nv];
         let mut owner = vec![usize::MAX; nv];
         for (i, e) in self.inst.iter().enumerate() {
@@ -211,24 +244,7 @@ impl System {
                 }
             }
         }
-
-        let mut lin = Linearization {
-            t: self.t,
-            nv,
-            nl: active.len(),
-            m,
-            c: cmat,
-            k: kmat,
-            b,
-            d: dmat,
-            vdot,
-            lambda,
-            dofs: 0,
-            modes: Vec::new(),
-        };
-        let names: Vec<&str> = self.inst.iter().map(|e| e.name.as_str()).collect();
-        modes(&mut lin, &owner, &names)?;
-        Ok(lin)
+        (dmat, owner)
     }
 }
 
@@ -241,22 +257,7 @@ fn modes(lin: &mut Linearization, owner: &[usize], names: &[&str]) -> Result<(),
         dense(nv, nv, &lin.k),
         dense(nv, nv, &lin.d),
     );
-    // Null-space basis N of B: the right singular vectors of zero singular values.
-    let n = if lin.nl == 0 {
-        Mat::<f64>::identity(nv, nv)
-    } else {
-        let b = dense(lin.nl, nv, &lin.b);
-        let svd = b
-            .svd()
-            .map_err(|_| non_finite("the SVD of B did not converge"))?;
-        let s = svd.S().column_vector();
-        let smax = (0..s.nrows()).map(|i| s[i]).fold(0.0, f64::max);
-        let rank = (0..s.nrows())
-            .filter(|&i| s[i] > RANK_TOL * smax && smax > 0.0)
-            .count();
-        let v = svd.V();
-        Mat::from_fn(nv, nv - rank, |i, j| v[(i, rank + j)])
-    };
+    let n = null_space(lin)?;
     let r = n.ncols();
     lin.dofs = r;
     if r == 0 {
@@ -266,8 +267,48 @@ fn modes(lin: &mut Linearization, owner: &[usize], names: &[&str]) -> Result<(),
     let mr = nt * &m * &n;
     let cr = nt * (&c - &m * &d) * &n;
     let kr = nt * (&k - &c * &d) * &n;
+    let sqrt_inv = inverse_sqrt_mass(&mr)?;
+    let kh = &sqrt_inv * &kr * &sqrt_inv;
+    let ch = &sqrt_inv * &cr * &sqrt_inv;
+    if kh.col_iter().any(|col| col.iter().any(|x| !x.is_finite()))
+        || ch.col_iter().any(|col| col.iter().any(|x| !x.is_finite()))
+    {
+        return Err(non_finite("the reduced matrices"));
+    }
+    let energy = Energy {
+        m: &m,
+        owner,
+        names,
+    };
+    let shape_map = &n * &sqrt_inv;
+    let (mut out, eig_tol) = rigid_body_modes(&kh, &ch, &shape_map, &energy)?;
+    out.extend(oscillations(&kh, &ch, &shape_map, &d, &energy, eig_tol)?);
+    lin.modes = out;
+    Ok(())
+}
 
-    // Mass-normalized coordinates η = M_r^{1/2} ξ: S = M_r^{-1/2}.
+/// Null-space basis N of B: the right singular vectors of zero singular values.
+fn null_space(lin: &Linearization) -> Result<Mat<f64>, RuntimeError> {
+    let nv = lin.nv;
+    if lin.nl == 0 {
+        return Ok(Mat::<f64>::identity(nv, nv));
+    }
+    let b = dense(lin.nl, nv, &lin.b);
+    let svd = b
+        .svd()
+        .map_err(|_| non_finite("the SVD of B did not converge"))?;
+    let s = svd.S().column_vector();
+    let smax = (0..s.nrows()).map(|i| s[i]).fold(0.0, f64::max);
+    let rank = (0..s.nrows())
+        .filter(|&i| s[i] > RANK_TOL * smax && smax > 0.0)
+        .count();
+    let v = svd.V();
+    Ok(Mat::from_fn(nv, nv - rank, |i, j| v[(i, rank + j)]))
+}
+
+/// Mass-normalized coordinates η = M_r^{1/2} ξ: S = M_r^{-1/2} of the reduced mass.
+fn inverse_sqrt_mass(mr: &Mat<f64>) -> Result<Mat<f64>, RuntimeError> {
+    let r = mr.nrows();
     let msym = Mat::from_fn(r, r, |i, j| 0.5 * (mr[(i, j)] + mr[(j, i)]));
     let evd = msym
         .self_adjoint_eigen(Side::Lower)
@@ -282,19 +323,57 @@ fn modes(lin: &mut Linearization, owner: &[usize], names: &[&str]) -> Result<(),
         )));
     }
     let u = evd.U();
-    let sqrt_inv = Mat::from_fn(r, r, |i, j| {
+    Ok(Mat::from_fn(r, r, |i, j| {
         (0..r)
             .map(|l| u[(i, l)] * u[(j, l)] / ev[l].sqrt())
             .sum::<f64>()
-    });
-    let kh = &sqrt_inv * &kr * &sqrt_inv;
-    let ch = &sqrt_inv * &cr * &sqrt_inv;
-    if kh.col_iter().any(|col| col.iter().any(|x| !x.is_finite()))
-        || ch.col_iter().any(|col| col.iter().any(|x| !x.is_finite()))
-    {
-        return Err(non_finite("the reduced matrices"));
-    }
+    }))
+}
 
+/// The kinetic energy per body of a mode's velocity field.
+struct Energy<'a> {
+    m: &'a Mat<f64>,
+    owner: &'a [usize],
+    names: &'a [&'a str],
+}
+
+impl Energy<'_> {
+    /// Shares per body of the velocity field Δv (complex, as re/im parts), largest
+    /// first.
+    fn shares(&self, dv_re: &Mat<f64>, dv_im: &Mat<f64>) -> Vec<(String, f64)> {
+        let mre = self.m * dv_re;
+        let mim = self.m * dv_im;
+        let mut per = vec![0.0; self.names.len()];
+        for i in 0..self.owner.len() {
+            let e = dv_re[(i, 0)] * mre[(i, 0)] + dv_im[(i, 0)] * mim[(i, 0)];
+            if self.owner[i] != usize::MAX {
+                per[self.owner[i]] += e.max(0.0);
+            }
+        }
+        let total: f64 = per.iter().sum();
+        let mut v: Vec<(String, f64)> = if total > 0.0 {
+            per.iter()
+                .enumerate()
+                .filter(|(_, &e)| e > 0.0)
+                .map(|(i, &e)| (self.names[i].to_string(), e / total))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        v.sort_by(|a, b| b.1.total_cmp(&a.1));
+        v
+    }
+}
+
+/// The modes of the kernel of the mass-normalized stiffness K̂ (free motions), and
+/// the level below which an eigenvalue is zero.
+fn rigid_body_modes(
+    kh: &Mat<f64>,
+    ch: &Mat<f64>,
+    shape_map: &Mat<f64>,
+    energy: &Energy,
+) -> Result<(Vec<Mode>, f64), RuntimeError> {
+    let r = kh.nrows();
     // Scale of the problem [1/s²] and the kernel of the stiffness: rigid-body modes.
     let ksvd = kh
         .svd()
@@ -305,47 +384,36 @@ fn modes(lin: &mut Linearization, owner: &[usize], names: &[&str]) -> Result<(),
     let scale = kmax.max(cmax * cmax);
     let eig_tol = EIG_TOL * scale.sqrt();
     let mut out = Vec::new();
-    // Kinetic energy per body of the velocity field Δv (complex, as re/im parts).
-    let energy = |dv_re: &Mat<f64>, dv_im: &Mat<f64>| -> Vec<(String, f64)> {
-        let mre = &m * dv_re;
-        let mim = &m * dv_im;
-        let mut per = vec![0.0; names.len()];
-        for i in 0..nv {
-            let e = dv_re[(i, 0)] * mre[(i, 0)] + dv_im[(i, 0)] * mim[(i, 0)];
-            if owner[i] != usize::MAX {
-                per[owner[i]] += e.max(0.0);
-            }
-        }
-        let total: f64 = per.iter().sum();
-        let mut v: Vec<(String, f64)> = if total > 0.0 {
-            per.iter()
-                .enumerate()
-                .filter(|(_, &e)| e > 0.0)
-                .map(|(i, &e)| (names[i].to_string(), e / total))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        v.sort_by(|a, b| b.1.total_cmp(&a.1));
-        v
-    };
     let kv = ksvd.V();
+    let nv = shape_map.nrows();
     for i in 0..r {
         if ks[i] <= EIG_TOL * EIG_TOL * scale {
             // The shape of the free motion is the velocity field itself.
             let eta = Mat::from_fn(r, 1, |l, _| kv[(l, i)]);
-            let shape = &n * &sqrt_inv * &eta;
+            let shape = shape_map * &eta;
             let zero = Mat::<f64>::zeros(nv, 1);
             out.push(Mode {
                 kind: ModeKind::RigidBody,
                 eigenvalue: (0.0, 0.0),
                 frequency: 0.0,
                 damping_ratio: 0.0,
-                energy: energy(&shape, &zero),
+                energy: energy.shares(&shape, &zero),
             });
         }
     }
+    Ok((out, eig_tol))
+}
 
+/// The modes of the nonzero eigenvalues of the first-order form, by |λ|.
+fn oscillations(
+    kh: &Mat<f64>,
+    ch: &Mat<f64>,
+    shape_map: &Mat<f64>,
+    d: &Mat<f64>,
+    energy: &Energy,
+    eig_tol: f64,
+) -> Result<Vec<Mode>, RuntimeError> {
+    let (r, nv) = (kh.nrows(), shape_map.nrows());
     // First-order form z = [η; η̇]: ż = [[0, I], [−K̂, −Ĉ]] z.
     let a = Mat::from_fn(2 * r, 2 * r, |i, j| match (i < r, j < r) {
         (true, true) => 0.0,
@@ -364,7 +432,6 @@ fn modes(lin: &mut Linearization, owner: &[usize], names: &[&str]) -> Result<(),
         .map_err(|_| non_finite("the eigenvalue iteration did not converge"))?;
     let s = eig.S().column_vector();
     let vecs = eig.U();
-    let shape_map = &n * &sqrt_inv;
     let mut osc = Vec::new();
     for i in 0..2 * r {
         let (re, im) = (s[i].re, s[i].im);
@@ -375,10 +442,10 @@ fn modes(lin: &mut Linearization, owner: &[usize], names: &[&str]) -> Result<(),
         // Δv = λ u − D u with u = N S η (complex).
         let eta_re = Mat::from_fn(r, 1, |l, _| vecs[(l, i)].re);
         let eta_im = Mat::from_fn(r, 1, |l, _| vecs[(l, i)].im);
-        let u_re = &shape_map * &eta_re;
-        let u_im = &shape_map * &eta_im;
-        let du_re = &d * &u_re;
-        let du_im = &d * &u_im;
+        let u_re = shape_map * &eta_re;
+        let u_im = shape_map * &eta_im;
+        let du_re = d * &u_re;
+        let du_im = d * &u_im;
         let dv_re = Mat::from_fn(nv, 1, |l, _| {
             re * u_re[(l, 0)] - im * u_im[(l, 0)] - du_re[(l, 0)]
         });
@@ -396,7 +463,7 @@ fn modes(lin: &mut Linearization, owner: &[usize], names: &[&str]) -> Result<(),
             frequency: im / (2.0 * std::f64::consts::PI),
             // + 0.0 turns −0 (undamped) into 0.
             damping_ratio: -re / abs + 0.0,
-            energy: energy(&dv_re, &dv_im),
+            energy: energy.shares(&dv_re, &dv_im),
         });
     }
     osc.sort_by(|a, b| {
@@ -404,7 +471,5 @@ fn modes(lin: &mut Linearization, owner: &[usize], names: &[&str]) -> Result<(),
         let y = b.eigenvalue.0.hypot(b.eigenvalue.1);
         x.total_cmp(&y)
     });
-    out.extend(osc);
-    lin.modes = out;
-    Ok(())
+    Ok(osc)
 }

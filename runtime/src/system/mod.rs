@@ -7,7 +7,7 @@
 //! One job per file: `setup` (checks, maps, patterns), `eval` (element calls and
 //! assembly), `ic` (initial conditions), `newton` (one attempt of a step),
 //! `assemble` (initial position assembly), `step_control` (accepting, step size, output grid, `run`), `output` (rows and
-//! statistics), `culprit` (failure messages), `linearize` (eigenmodes).
+//! statistics), `culprit` (failure messages), `linearize` (eigenmodes), `state` (snapshots).
 
 use crate::assembly::Pattern;
 use crate::error::{quoted, Culprit, RuntimeError, SimError, SimErrorKind};
@@ -184,6 +184,8 @@ pub struct System {
     step_times: Vec<f64>,
     /// Largest correction per body of the initial position assembly.
     corrections: Vec<assemble::Correction>,
+    /// The fingerprint of the model's structure that snapshots carry (`state.rs`).
+    identity: u64,
 }
 
 fn inf_norm(x: &[f64]) -> f64 {
@@ -205,13 +207,15 @@ mod newton;
 mod output;
 mod redundant;
 mod setup;
+mod state;
 mod step_control;
 mod totals;
 
 pub use assemble::Correction;
-use eval::{call, role_label, Coefficients};
+use eval::{call, role_label, update_bodies, Coefficients};
 pub use output::{MemorySink, ResultSink, RunStats, StepReport, TimingStats, MAX_TIMED_STEPS};
 use setup::sparse_entries;
+pub use state::State;
 
 impl System {
     pub fn nq(&self) -> usize {

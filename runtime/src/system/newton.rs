@@ -157,7 +157,7 @@ impl System {
                 }
             }
         }
-        self.state(c);
+        self.trial_state(c);
         self.residual(c, alpha_negrut);
         if let Some(u) = self.first_non_finite(&self.r) {
             return Err(self.trial_not_finite(u, Role::Res, c, false));
@@ -242,7 +242,7 @@ impl System {
         for i in 0..self.x.len() {
             self.x[i] += self.dx[i];
         }
-        self.state(c);
+        self.trial_state(c);
         Ok(())
     }
 

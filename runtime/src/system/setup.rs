@@ -2,6 +2,7 @@
 //! and work arrays.
 
 use super::*;
+use crate::model::ElementInstance;
 
 pub(super) fn expect_blocks(
     ty: &ElementType,
@@ -124,6 +125,274 @@ pub(super) fn sparse_entries(ty: &ElementType, role: Role, block: usize) -> &[(u
     }
 }
 
+/// Who holds each global unknown: the body of every coordinate, the (instance, local
+/// index) of every velocity dof and multiplier.
+struct Owners {
+    q: Vec<usize>,
+    v: Vec<Option<(usize, usize)>>,
+    l: Vec<Option<(usize, usize)>>,
+}
+
+/// The instances against their types: names, sizes, map ranges and one owner per
+/// unknown; then the inputs' targets.
+fn check_instances(
+    table: &FunctionTable,
+    instances: &[ElementInstance],
+    (nq, nv, nl): (usize, usize, usize),
+    inputs: &[RuntimeInput],
+) -> Result<Owners, RuntimeError> {
+    let bad = RuntimeError::BadModel;
+    let mut owners = Owners {
+        q: vec![usize::MAX; nq],
+        v: vec![None; nv],
+        l: vec![None; nl],
+    };
+    let mut names = std::collections::HashSet::new();
+    for (i, e) in instances.iter().enumerate() {
+        if !names.insert(e.name.as_str()) {
+            return Err(bad(format!("two instances are named `{}`", e.name)));
+        }
+        let ty = table.types.get(e.type_index).ok_or_else(|| {
+            bad(format!(
+                "`{}`: element type {} does not exist",
+                e.name, e.type_index
+            ))
+        })?;
+        check_maps(e, ty, (nq, nv, nl))?;
+        owners.claim(i, e, ty)?;
+    }
+    if let Some(g) = owners.q.iter().position(|&o| o == usize::MAX) {
+        return Err(bad(format!("coordinate q[{g}] belongs to no body")));
+    }
+    if let Some(g) = owners.v.iter().position(Option::is_none) {
+        return Err(bad(format!("velocity dof v[{g}] belongs to no body")));
+    }
+    if let Some(g) = owners.l.iter().position(Option::is_none) {
+        return Err(bad(format!("multiplier lambda[{g}] belongs to no element")));
+    }
+    for input in inputs {
+        for &(i, p) in &input.targets {
+            if i >= instances.len() || p >= instances[i].params.len() {
+                return Err(bad(format!(
+                    "input `{}` targets parameter {p} of instance {i}, which does not exist",
+                    input.name
+                )));
+            }
+        }
+    }
+    Ok(owners)
+}
+
+/// The sizes of an instance's parameters and maps, and the range of its map entries.
+fn check_maps(
+    e: &ElementInstance,
+    ty: &ElementType,
+    (nq, nv, nl): (usize, usize, usize),
+) -> Result<(), RuntimeError> {
+    let bad = RuntimeError::BadModel;
+    let sizes = [
+        ("parameters", e.params.len(), ty.np),
+        ("q map entries", e.q_map.len(), ty.nq),
+        ("v map entries", e.v_map.len(), ty.nv),
+        ("lambda map entries", e.lambda_map.len(), ty.nl),
+    ];
+    for (what, got, want) in sizes {
+        if got != want {
+            return Err(bad(format!(
+                "`{}` (type `{}`) has {got} {what}, the type needs {want}",
+                e.name, ty.name
+            )));
+        }
+    }
+    let range = |map: &[usize], n: usize, what: &str| match map.iter().find(|&&g| g >= n) {
+        Some(g) => Err(bad(format!(
+            "`{}`: {what} index {g} out of range (size {n})",
+            e.name
+        ))),
+        None => Ok(()),
+    };
+    range(&e.q_map, nq, "q")?;
+    range(&e.v_map, nv, "v")?;
+    range(&e.lambda_map, nl, "lambda")
+}
+
+impl Owners {
+    /// Instance i takes its coordinates and dofs (a body) and its multipliers.
+    fn claim(
+        &mut self,
+        i: usize,
+        e: &ElementInstance,
+        ty: &ElementType,
+    ) -> Result<(), RuntimeError> {
+        let bad = RuntimeError::BadModel;
+        if ty.owns_coordinates {
+            for &g in &e.q_map {
+                if self.q[g] != usize::MAX {
+                    return Err(bad(format!(
+                        "coordinate q[{g}] is owned by two bodies (`{}`)",
+                        e.name
+                    )));
+                }
+                self.q[g] = i;
+            }
+            for (k, &g) in e.v_map.iter().enumerate() {
+                if self.v[g].is_some() {
+                    return Err(bad(format!(
+                        "velocity dof v[{g}] is owned by two bodies (`{}`)",
+                        e.name
+                    )));
+                }
+                self.v[g] = Some((i, k));
+            }
+        }
+        for (k, &g) in e.lambda_map.iter().enumerate() {
+            if self.l[g].is_some() {
+                return Err(bad(format!(
+                    "multiplier lambda[{g}] belongs to two elements (`{}`)",
+                    e.name
+                )));
+            }
+            self.l[g] = Some((i, k));
+        }
+        Ok(())
+    }
+
+    /// Labels of the unknowns [v; λ], for messages.
+    fn labels(&self, table: &FunctionTable, instances: &[ElementInstance]) -> Vec<String> {
+        let mut labels = Vec::with_capacity(self.v.len() + self.l.len());
+        for o in &self.v {
+            let (i, k) = o.expect("checked in check_instances");
+            labels.push(format!("`{}` velocity dof {k}", instances[i].name));
+        }
+        for o in &self.l {
+            let (i, k) = o.expect("checked in check_instances");
+            let ty = &table.types[instances[i].type_index];
+            labels.push(format!(
+                "constraint `{}` of `{}`",
+                ty.multipliers[k], instances[i].name
+            ));
+        }
+        labels
+    }
+}
+
+/// The instances with their places in the iteration and initial-condition matrices,
+/// the two patterns, and the channel names (instances' outputs and multipliers).
+struct Layout {
+    inst: Vec<Inst>,
+    jp: Pattern,
+    icp: Pattern,
+    channels: Vec<String>,
+}
+
+/// An instance's ranges in the entry lists of `layout`: Iter, IterNoqv; M, B, Bᵀ.
+type EntryRanges = [std::ops::Range<usize>; 5];
+
+fn layout(table: &FunctionTable, instances: Vec<ElementInstance>, nv: usize, nx: usize) -> Layout {
+    let mut j_entries = Vec::new();
+    let mut ic_entries = Vec::new();
+    let mut placed: Vec<(ElementInstance, Vec<usize>, EntryRanges)> =
+        Vec::with_capacity(instances.len());
+    let mut channels = Vec::new();
+    for e in instances {
+        let ty = &table.types[e.type_index];
+        let x_map: Vec<usize> = e
+            .v_map
+            .iter()
+            .copied()
+            .chain(e.lambda_map.iter().map(|&l| nv + l))
+            .collect();
+        let j0 = j_entries.len();
+        for &(r, c) in sparse_entries(ty, Role::Iter, 0) {
+            j_entries.push((x_map[r as usize], x_map[c as usize]));
+        }
+        let n0 = j_entries.len();
+        for &(r, c) in sparse_entries(ty, Role::IterNoqv, 0) {
+            j_entries.push((x_map[r as usize], x_map[c as usize]));
+        }
+        let m0 = ic_entries.len();
+        for &(r, c) in sparse_entries(ty, Role::Ic, 0) {
+            ic_entries.push((e.v_map[r as usize], e.v_map[c as usize]));
+        }
+        let b0 = ic_entries.len();
+        for &(r, c) in sparse_entries(ty, Role::Ic, 1) {
+            ic_entries.push((nv + e.lambda_map[r as usize], e.v_map[c as usize]));
+        }
+        let bt0 = ic_entries.len();
+        for &(r, c) in sparse_entries(ty, Role::Ic, 1) {
+            ic_entries.push((e.v_map[c as usize], nv + e.lambda_map[r as usize]));
+        }
+        let end = ic_entries.len();
+        for o in &ty.outputs {
+            // An empty output name is the instance's own channel (a model-level
+            // scalar output `output z = ...;` is the channel `z`).
+            channels.push(if o.is_empty() {
+                e.name.clone()
+            } else {
+                format!("{}.{o}", e.name)
+            });
+        }
+        for m in &ty.multipliers {
+            channels.push(format!("{}.{m}", e.name));
+        }
+        let ranges = [j0..n0, n0..j_entries.len(), m0..b0, b0..bt0, bt0..end];
+        placed.push((e, x_map, ranges));
+    }
+    let (jp, jmap) = Pattern::build(nx, &j_entries);
+    let (icp, icmap) = Pattern::build(nx, &ic_entries);
+    let inst = placed
+        .into_iter()
+        .map(|(e, x_map, [jr, nr, mr, br, btr])| Inst {
+            name: e.name,
+            ty: e.type_index,
+            params: e.params,
+            q_map: e.q_map,
+            v_map: e.v_map,
+            lambda_map: e.lambda_map,
+            x_map,
+            iter_pos: jmap[jr.clone()].to_vec(),
+            iter_row: j_entries[jr.clone()].iter().map(|&(r, _)| r).collect(),
+            iter_pos_all: jmap[jr].to_vec(),
+            noqv_pos: jmap[nr.clone()].to_vec(),
+            noqv_row: j_entries[nr.clone()].iter().map(|&(r, _)| r).collect(),
+            noqv_pos_all: jmap[nr].to_vec(),
+            ic_m_pos: icmap[mr].to_vec(),
+            ic_b_pos: icmap[br.clone()].to_vec(),
+            ic_b_pos_all: icmap[br].to_vec(),
+            ic_bt_pos: icmap[btr].to_vec(),
+        })
+        .collect();
+    Layout {
+        inst,
+        jp,
+        icp,
+        channels,
+    }
+}
+
+impl Scratch {
+    /// Buffers for the largest element type of the table.
+    fn new(table: &FunctionTable) -> Scratch {
+        let max =
+            |f: &dyn Fn(&ElementType) -> usize| table.types.iter().map(f).max().unwrap_or(0).max(1);
+        let max_out = max(&|t| {
+            Role::ALL
+                .iter()
+                .filter_map(|&r| t.role(r).map(|rf| rf.output_len()))
+                .max()
+                .unwrap_or(0)
+        });
+        Scratch {
+            q: vec![0.0; max(&|t| t.nq)],
+            v: vec![0.0; max(&|t| t.nv)],
+            vd: vec![0.0; max(&|t| t.nv)],
+            l: vec![0.0; max(&|t| t.nl)],
+            d: vec![0.0; max(&|t| t.nv)],
+            out: vec![0.0; max_out],
+        }
+    }
+}
+
 impl System {
     /// Checks the model against its function table and builds all maps, patterns and
     /// work arrays. A model that does not fit is an error, never a panic.
@@ -142,117 +411,12 @@ impl System {
                 expected: ABI_VERSION,
             });
         }
-        let bad = RuntimeError::BadModel;
         for ty in &table.types {
-            check_type(ty).map_err(bad)?;
+            check_type(ty).map_err(RuntimeError::BadModel)?;
         }
         let nx = nv + nl;
-        let mut q_owner = vec![usize::MAX; nq];
-        let mut v_owner: Vec<Option<(usize, usize)>> = vec![None; nv];
-        let mut l_owner: Vec<Option<(usize, usize)>> = vec![None; nl];
-        let mut names = std::collections::HashSet::new();
-        for (i, e) in instances.iter().enumerate() {
-            if !names.insert(e.name.as_str()) {
-                return Err(bad(format!("two instances are named `{}`", e.name)));
-            }
-            let ty = table.types.get(e.type_index).ok_or_else(|| {
-                bad(format!(
-                    "`{}`: element type {} does not exist",
-                    e.name, e.type_index
-                ))
-            })?;
-            let sizes = [
-                ("parameters", e.params.len(), ty.np),
-                ("q map entries", e.q_map.len(), ty.nq),
-                ("v map entries", e.v_map.len(), ty.nv),
-                ("lambda map entries", e.lambda_map.len(), ty.nl),
-            ];
-            for (what, got, want) in sizes {
-                if got != want {
-                    return Err(bad(format!(
-                        "`{}` (type `{}`) has {got} {what}, the type needs {want}",
-                        e.name, ty.name
-                    )));
-                }
-            }
-            let range = |map: &[usize], n: usize, what: &str| match map.iter().find(|&&g| g >= n) {
-                Some(g) => Err(bad(format!(
-                    "`{}`: {what} index {g} out of range (size {n})",
-                    e.name
-                ))),
-                None => Ok(()),
-            };
-            range(&e.q_map, nq, "q")?;
-            range(&e.v_map, nv, "v")?;
-            range(&e.lambda_map, nl, "lambda")?;
-            if ty.owns_coordinates {
-                for &g in &e.q_map {
-                    if q_owner[g] != usize::MAX {
-                        return Err(bad(format!(
-                            "coordinate q[{g}] is owned by two bodies (`{}`)",
-                            e.name
-                        )));
-                    }
-                    q_owner[g] = i;
-                }
-                for (k, &g) in e.v_map.iter().enumerate() {
-                    if v_owner[g].is_some() {
-                        return Err(bad(format!(
-                            "velocity dof v[{g}] is owned by two bodies (`{}`)",
-                            e.name
-                        )));
-                    }
-                    v_owner[g] = Some((i, k));
-                }
-            }
-            for (k, &g) in e.lambda_map.iter().enumerate() {
-                if l_owner[g].is_some() {
-                    return Err(bad(format!(
-                        "multiplier lambda[{g}] belongs to two elements (`{}`)",
-                        e.name
-                    )));
-                }
-                l_owner[g] = Some((i, k));
-            }
-        }
-        if let Some(g) = q_owner.iter().position(|&o| o == usize::MAX) {
-            return Err(bad(format!("coordinate q[{g}] belongs to no body")));
-        }
-        if let Some(g) = v_owner.iter().position(Option::is_none) {
-            return Err(bad(format!("velocity dof v[{g}] belongs to no body")));
-        }
-        if let Some(g) = l_owner.iter().position(Option::is_none) {
-            return Err(bad(format!("multiplier lambda[{g}] belongs to no element")));
-        }
-        for input in &inputs {
-            for &(i, p) in &input.targets {
-                if i >= instances.len() || p >= instances[i].params.len() {
-                    return Err(bad(format!(
-                        "input `{}` targets parameter {p} of instance {i}, which does not exist",
-                        input.name
-                    )));
-                }
-            }
-        }
-
-        // Labels of the unknowns, for messages.
-        let mut labels = Vec::with_capacity(nx);
-        for o in &v_owner {
-            let (i, k) = o.expect("checked above");
-            labels.push(format!("`{}` velocity dof {k}", instances[i].name));
-        }
-        for o in &l_owner {
-            let (i, k) = o.expect("checked above");
-            let ty = &table.types[instances[i].type_index];
-            labels.push(format!(
-                "constraint `{}` of `{}`",
-                ty.multipliers[k], instances[i].name
-            ));
-        }
-
-        // Patterns: iteration matrix and initial-condition matrix.
-        let mut j_entries = Vec::new();
-        let mut ic_entries = Vec::new();
+        let owners = check_instances(&table, &instances, (nq, nv, nl), &inputs)?;
+        let labels = owners.labels(&table, &instances);
         // Model totals after every instance's channels (energies, momenta).
         let names: Vec<Option<&str>> = instances
             .iter()
@@ -264,104 +428,16 @@ impl System {
             .collect();
         let (total_names, totals): (Vec<String>, Vec<Vec<usize>>) =
             totals::plan(&names).into_iter().unzip();
-        let mut inst = Vec::with_capacity(instances.len());
-        let mut channels = Vec::new();
-        for e in instances {
-            let ty = &table.types[e.type_index];
-            let x_map: Vec<usize> = e
-                .v_map
-                .iter()
-                .copied()
-                .chain(e.lambda_map.iter().map(|&l| nv + l))
-                .collect();
-            let j0 = j_entries.len();
-            for &(r, c) in sparse_entries(ty, Role::Iter, 0) {
-                j_entries.push((x_map[r as usize], x_map[c as usize]));
-            }
-            let n0 = j_entries.len();
-            for &(r, c) in sparse_entries(ty, Role::IterNoqv, 0) {
-                j_entries.push((x_map[r as usize], x_map[c as usize]));
-            }
-            let m0 = ic_entries.len();
-            for &(r, c) in sparse_entries(ty, Role::Ic, 0) {
-                ic_entries.push((e.v_map[r as usize], e.v_map[c as usize]));
-            }
-            let b0 = ic_entries.len();
-            for &(r, c) in sparse_entries(ty, Role::Ic, 1) {
-                ic_entries.push((nv + e.lambda_map[r as usize], e.v_map[c as usize]));
-            }
-            let bt0 = ic_entries.len();
-            for &(r, c) in sparse_entries(ty, Role::Ic, 1) {
-                ic_entries.push((e.v_map[c as usize], nv + e.lambda_map[r as usize]));
-            }
-            let end = ic_entries.len();
-            for o in &ty.outputs {
-                // An empty output name is the instance's own channel (a model-level
-                // scalar output `output z = ...;` is the channel `z`).
-                channels.push(if o.is_empty() {
-                    e.name.clone()
-                } else {
-                    format!("{}.{o}", e.name)
-                });
-            }
-            for m in &ty.multipliers {
-                channels.push(format!("{}.{m}", e.name));
-            }
-            inst.push((
-                e,
-                x_map,
-                j0..n0,
-                n0..j_entries.len(),
-                m0..b0,
-                b0..bt0,
-                bt0..end,
-            ));
-        }
-        let (jp, jmap) = Pattern::build(nx, &j_entries);
-        let (icp, icmap) = Pattern::build(nx, &ic_entries);
-        let inst: Vec<Inst> = inst
-            .into_iter()
-            .map(|(e, x_map, jr, nr, mr, br, btr)| Inst {
-                name: e.name,
-                ty: e.type_index,
-                params: e.params,
-                q_map: e.q_map,
-                v_map: e.v_map,
-                lambda_map: e.lambda_map,
-                x_map,
-                iter_pos: jmap[jr.clone()].to_vec(),
-                iter_row: j_entries[jr.clone()].iter().map(|&(r, _)| r).collect(),
-                iter_pos_all: jmap[jr].to_vec(),
-                noqv_pos: jmap[nr.clone()].to_vec(),
-                noqv_row: j_entries[nr.clone()].iter().map(|&(r, _)| r).collect(),
-                noqv_pos_all: jmap[nr].to_vec(),
-                ic_m_pos: icmap[mr].to_vec(),
-                ic_b_pos: icmap[br.clone()].to_vec(),
-                ic_b_pos_all: icmap[br].to_vec(),
-                ic_bt_pos: icmap[btr].to_vec(),
-            })
-            .collect();
-
-        let max =
-            |f: &dyn Fn(&ElementType) -> usize| table.types.iter().map(f).max().unwrap_or(0).max(1);
-        let max_out = max(&|t| {
-            Role::ALL
-                .iter()
-                .filter_map(|&r| t.role(r).map(|rf| rf.output_len()))
-                .max()
-                .unwrap_or(0)
-        });
-        let s = Scratch {
-            q: vec![0.0; max(&|t| t.nq)],
-            v: vec![0.0; max(&|t| t.nv)],
-            vd: vec![0.0; max(&|t| t.nv)],
-            l: vec![0.0; max(&|t| t.nl)],
-            d: vec![0.0; max(&|t| t.nv)],
-            out: vec![0.0; max_out],
-        };
+        let Layout {
+            inst,
+            jp,
+            icp,
+            mut channels,
+        } = layout(&table, instances, nv, nx);
+        let s = Scratch::new(&table);
         channels.extend(total_names);
         let nch = channels.len();
-        Ok(System {
+        let mut sys = System {
             table,
             inst,
             inputs,
@@ -420,6 +496,9 @@ impl System {
             stats: RunStats::default(),
             step_times: Vec::new(),
             corrections: Vec::new(),
-        })
+            identity: 0,
+        };
+        sys.identity = sys.fingerprint();
+        Ok(sys)
     }
 }

@@ -13,7 +13,7 @@ const RATIO_MIN: f64 = 0.2;
 const RATIO_MAX: f64 = 2.0;
 
 /// The memory of the step size controller.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(super) struct Control {
     /// The history shift of the trial step (see `System::history_shift`).
     pub shift: f64,
