@@ -245,37 +245,8 @@ impl<'a> Lowering<'a> {
             return;
         }
         let bodies: Vec<usize> = conns.iter().flatten().copied().collect();
-        let n_own = self.cache[&key].n_own;
-        let (p, own) = if n_own == 0 {
-            let (q, v) = self.local_state(&bodies, None);
-            let Some(p) = self.params_of(&key, &q, &v, fields, name, span, true, &bodies) else {
-                return;
-            };
-            (p, None)
-        } else {
-            // The initial values of the own coordinates are parameter slots computed
-            // first (with the coordinates unknown), then the rest with them known.
-            let nan = vec![f64::NAN; n_own];
-            let (q, v) = self.local_state(&bodies, Some((&nan, &nan)));
-            let n_err = self.errors.len();
-            let first = self.params_of(&key, &q, &v, fields, name, span, false, &bodies);
-            let lt = &self.cache[&key];
-            let q0: Option<(Vec<f64>, Vec<f64>)> = first.map(|p| {
-                let at = |slots: &[usize]| slots.iter().map(|&o| p[o]).collect();
-                (at(&lt.own_init), at(&lt.own_rate))
-            });
-            let Some((q0, v0)) = q0 else { return };
-            // Problems of this pass are reported by the next one.
-            self.errors.truncate(n_err);
-            let (q, v) = self.local_state(&bodies, Some((&q0, &v0)));
-            let Some(p) = self.params_of(&key, &q, &v, fields, name, span, true, &bodies) else {
-                return;
-            };
-            let own = (self.nq, self.nv, n_own);
-            self.nq += n_own;
-            self.nv += n_own;
-            self.own_coordinates(name, &q0, &v0, own);
-            (p, Some(own))
+        let Some((p, own)) = self.instance_params(&key, fields, name, span, &bodies) else {
+            return;
         };
         // Fields of nested instances see the own coordinates at their initial values.
         let lt = &self.cache[&key];
@@ -323,6 +294,46 @@ impl<'a> Lowering<'a> {
             if let Some(d) = self.typedef(&ty, s) {
                 self.instantiate(d, &c, &f, &[], &n, s);
             }
+        }
+    }
+
+    /// The parameter values of an instance (and, for a type with coordinates of its
+    /// own, where they go: (q offset, v offset, count)).
+    fn instance_params(
+        &mut self,
+        key: &TypeKey,
+        fields: &[(String, Vec<f64>, Span, Option<usize>)],
+        name: &str,
+        span: Span,
+        bodies: &[usize],
+    ) -> Option<(Vec<f64>, Option<(usize, usize, usize)>)> {
+        let n_own = self.cache[key].n_own;
+        if n_own == 0 {
+            let (q, v) = self.local_state(bodies, None);
+            let p = self.params_of(key, &q, &v, fields, name, span, true, bodies)?;
+            Some((p, None))
+        } else {
+            // The initial values of the own coordinates are parameter slots computed
+            // first (with the coordinates unknown), then the rest with them known.
+            let nan = vec![f64::NAN; n_own];
+            let (q, v) = self.local_state(bodies, Some((&nan, &nan)));
+            let n_err = self.errors.len();
+            let first = self.params_of(key, &q, &v, fields, name, span, false, bodies);
+            let lt = &self.cache[key];
+            let q0: Option<(Vec<f64>, Vec<f64>)> = first.map(|p| {
+                let at = |slots: &[usize]| slots.iter().map(|&o| p[o]).collect();
+                (at(&lt.own_init), at(&lt.own_rate))
+            });
+            let (q0, v0) = q0?;
+            // Problems of this pass are reported by the next one.
+            self.errors.truncate(n_err);
+            let (q, v) = self.local_state(bodies, Some((&q0, &v0)));
+            let p = self.params_of(key, &q, &v, fields, name, span, true, bodies)?;
+            let own = (self.nq, self.nv, n_own);
+            self.nq += n_own;
+            self.nv += n_own;
+            self.own_coordinates(name, &q0, &v0, own);
+            Some((p, Some(own)))
         }
     }
 
