@@ -124,7 +124,11 @@ struct Local {
 
 struct Env {
     ctx: Ctx,
+    /// In declaration order (the names a misspelling is compared with).
     locals: Vec<Local>,
+    /// The latest local of each name: a lookup per name use must not scan every local
+    /// declared so far (100,000 `let`s would make checking quadratic, issue 22).
+    latest: HashMap<String, usize>,
     /// Names declared later in the same type (for "used before its definition").
     later: HashMap<String, Span>,
 }
@@ -134,11 +138,18 @@ impl Env {
         Env {
             ctx,
             locals: Vec::new(),
+            latest: HashMap::new(),
             later: HashMap::new(),
         }
     }
+    /// The local `name` declared last (a second declaration is an error, reported
+    /// where it is made; uses see the later one).
     fn find(&self, name: &str) -> Option<&Local> {
-        self.locals.iter().rev().find(|l| l.name == name)
+        self.latest.get(name).map(|&i| &self.locals[i])
+    }
+    fn push(&mut self, local: Local) {
+        self.latest.insert(local.name.clone(), self.locals.len());
+        self.locals.push(local);
     }
 }
 

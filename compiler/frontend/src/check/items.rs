@@ -81,7 +81,7 @@ impl<'m> Checker<'m> {
             }
             // Arguments count as state-dependent here, so that kinks of the
             // arguments are found; a call reports them when its arguments are.
-            env.locals.push(Local {
+            env.push(Local {
                 name: name.name.clone(),
                 ty: t,
                 dep: true,

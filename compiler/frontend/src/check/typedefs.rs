@@ -119,7 +119,7 @@ impl<'m> Checker<'m> {
                     .note("joints, forces, drivers, sensors and elements connect bodies"),
                 );
             }
-            env.locals.push(Local {
+            env.push(Local {
                 name: "self".into(),
                 ty: Ty::Body,
                 dep: true,
@@ -246,7 +246,7 @@ impl<'m> Checker<'m> {
         } else if let Some(prev) = env.find(&name.name) {
             self.diags.push(duplicate(name, prev.span, "name"));
         }
-        env.locals.push(Local {
+        env.push(Local {
             name: name.name.clone(),
             ty,
             dep,
