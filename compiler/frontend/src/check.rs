@@ -211,7 +211,7 @@ pub(crate) fn check(
     }
     // Pass 2: check.
     let model = c.check_all(&top);
-    let model = c.into_model(model);
+    let model = c.collect_model(model);
     (model, c.types_of, c.diags)
 }
 
@@ -394,7 +394,7 @@ impl<'m> Checker<'m> {
     }
 
     /// The resolved view: what the checker gathered, in declaration order.
-    fn into_model(&mut self, mut model: Model) -> Model {
+    fn collect_model(&mut self, mut model: Model) -> Model {
         model.types = std::mem::take(&mut self.infos);
         model.params = self.params.iter().map(|p| p.0.clone()).collect();
         model.inputs = self.inputs.iter().map(|p| p.0.clone()).collect();

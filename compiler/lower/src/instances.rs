@@ -82,7 +82,7 @@ impl<'a> Lowering<'a> {
         name: &str,
         params: Vec<f64>,
         bodies: &[usize],
-        own: Option<(usize, usize, usize)>,
+        own: Option<OwnCoordinates>,
     ) -> usize {
         let nl = self.types[fi].nl;
         let mut q_map = Vec::new();
@@ -306,7 +306,7 @@ impl<'a> Lowering<'a> {
         name: &str,
         span: Span,
         bodies: &[usize],
-    ) -> Option<(Vec<f64>, Option<(usize, usize, usize)>)> {
+    ) -> Option<(Vec<f64>, Option<OwnCoordinates>)> {
         let n_own = self.cache[key].n_own;
         if n_own == 0 {
             let (q, v) = self.local_state(bodies, None);
@@ -378,7 +378,7 @@ impl<'a> Lowering<'a> {
         name: &str,
         q0: &[f64],
         v0: &[f64],
-        own: (usize, usize, usize),
+        own: OwnCoordinates,
     ) {
         let n = q0.len();
         let fi = match self.owner_types.get(&n) {
@@ -415,3 +415,6 @@ impl<'a> Lowering<'a> {
         self.push_instance(fi, &format!("{name}.coordinates"), params, &[], Some(own));
     }
 }
+
+/// Where an instance's own coordinates go: (q offset, v offset, count).
+type OwnCoordinates = (usize, usize, usize);
