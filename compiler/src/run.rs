@@ -243,16 +243,8 @@ pub fn run(a: &RunArgs) -> ExitCode {
             out_path.display()
         ));
     }
-    let opts = match build_options(&a.compile) {
+    let (opts, overrides, profile) = match run_options(a) {
         Ok(o) => o,
-        Err(e) => return usage(e),
-    };
-    let overrides = match a.solver.overrides(a.timing) {
-        Ok(o) => o,
-        Err(e) => return usage(e),
-    };
-    let profile = match a.profile.as_deref().map(Profile::parse).transpose() {
-        Ok(p) => p,
         Err(e) => return usage(e),
     };
     let t_build = Instant::now();
@@ -285,13 +277,17 @@ pub fn run(a: &RunArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return usage(format!("cannot write `{}`: {e}", out_path.display())),
     };
-    let (n_bodies, n_types, n_inst) = (
-        built.bodies.len(),
-        built.element_types,
-        built.model.instances.len(),
-    );
-    let (nv, nl) = (built.model.nv, built.model.nl);
-    let structure_set = built.structure_set.clone();
+    let summary = BuildSummary {
+        bodies: built.bodies.len(),
+        dofs: built.model.nv,
+        constraints: built.model.nl,
+        element_types: built.element_types,
+        instances: built.model.instances.len(),
+        structure_set: built.structure_set.clone(),
+        build_ms,
+        timings: built.timings,
+        cache: cache_word(built.cache_hit, built.simplifier_skipped),
+    };
     let mut sys = match System::new(built.model) {
         Ok(s) => s,
         Err(e) => {
@@ -322,56 +318,8 @@ pub fn run(a: &RunArgs) -> ExitCode {
         if let Some(line) = fdc_driver::report::assembly_line(sys.assembly_corrections()) {
             eprintln!("{line}");
         }
-        let tm = &built.timings;
-        eprintln!(
-            "model: {n_bodies} bodies, {nv} dofs, {nl} constraints, {n_types} element types, {n_inst} instances"
-        );
-        if !structure_set.is_empty() {
-            eprintln!(
-                "structure: --set {} changed the instances (loops and conditions expanded again)",
-                structure_set.join(", ")
-            );
-        }
-        let removed = sys.redundant_removed();
-        eprintln!(
-            "dofs: {}",
-            fdc_driver::report::dof_line(n_bodies, nv, nl, Some(removed))
-        );
-        eprintln!(
-            "build: {build_ms:.0} ms (parse+check {:.0}, lower+differentiate {:.0}, simplify {:.0}, LLVM {:.0}; cache {})",
-            tm.parse_check,
-            tm.lower_diff,
-            tm.simplify,
-            tm.backend.total,
-            cache_word(built.cache_hit, built.simplifier_skipped)
-        );
-        let per_step = |n: usize| {
-            if stats.steps > 0 {
-                n as f64 / stats.steps as f64
-            } else {
-                0.0
-            }
-        };
-        eprintln!(
-            "run: t = {:.6} s in {} steps ({} rejected), Newton {:.2} iterations/step ({:.2} factorizations), wall {:.3} s, real-time factor {:.1}",
-            stats.t,
-            stats.steps,
-            stats.rejected,
-            per_step(stats.newton_iterations),
-            per_step(stats.factorizations),
-            wall,
-            if wall > 0.0 { stats.t / wall } else { f64::INFINITY }
-        );
-        if let Some(tm) = &stats.timing {
-            eprintln!(
-                "step time [µs]: min {:.1}, median {:.1}, p99 {:.1}, p99.9 {:.1}, max {:.1}",
-                tm.min * 1e6,
-                tm.median * 1e6,
-                tm.p99 * 1e6,
-                tm.p999 * 1e6,
-                tm.max * 1e6
-            );
-        }
+        summary.print(sys.redundant_removed());
+        print_run_stats(&stats, wall);
         if let Ok(n) = &rows {
             eprintln!("results: {} ({n} rows)", out_path.display());
         }
@@ -380,23 +328,7 @@ pub fn run(a: &RunArgs) -> ExitCode {
     if let Err(e) = &rows {
         eprintln!("error: writing `{}`: {e}", out_path.display());
     }
-    let mut plot_failed = false;
-    if !a.plot.is_empty() && rows.is_ok() {
-        let plot_path = a
-            .plot_output
-            .clone()
-            .unwrap_or_else(|| file.with_extension("svg"));
-        let drawn = crate::plot::read_channels(&out_path, &a.plot)
-            .and_then(|(t, s)| crate::plot::draw(&plot_path, &t, &a.plot, &s));
-        match drawn {
-            Ok(()) if !a.quiet => eprintln!("plot: {}", plot_path.display()),
-            Ok(()) => {}
-            Err(e) => {
-                eprintln!("error: {e}");
-                plot_failed = true;
-            }
-        }
-    }
+    let plot_failed = !a.plot.is_empty() && rows.is_ok() && !plot(a, &out_path);
     if let Some(e) = failure {
         eprintln!("error: {e}");
         eprintln!(
@@ -410,6 +342,109 @@ pub fn run(a: &RunArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+/// The build options, solver overrides and profile a run was given.
+fn run_options(a: &RunArgs) -> Result<(BuildOptions, Overrides, Option<Profile>), String> {
+    let opts = build_options(&a.compile)?;
+    let overrides = a.solver.overrides(a.timing)?;
+    let profile = a.profile.as_deref().map(Profile::parse).transpose()?;
+    Ok((opts, overrides, profile))
+}
+
+/// `--plot`: draws the channels from the results file; false if that failed (said).
+fn plot(a: &RunArgs, out_path: &Path) -> bool {
+    let plot_path = a
+        .plot_output
+        .clone()
+        .unwrap_or_else(|| a.file.with_extension("svg"));
+    let drawn = crate::plot::read_channels(out_path, &a.plot)
+        .and_then(|(t, s)| crate::plot::draw(&plot_path, &t, &a.plot, &s));
+    match drawn {
+        Ok(()) if !a.quiet => eprintln!("plot: {}", plot_path.display()),
+        Ok(()) => {}
+        Err(e) => {
+            eprintln!("error: {e}");
+            return false;
+        }
+    }
+    true
+}
+
+/// What `fdc run` says about the model and its build after the run.
+struct BuildSummary {
+    bodies: usize,
+    dofs: usize,
+    constraints: usize,
+    element_types: usize,
+    instances: usize,
+    structure_set: Vec<String>,
+    build_ms: f64,
+    timings: fdc_driver::pipeline::BuildTimings,
+    cache: &'static str,
+}
+
+impl BuildSummary {
+    /// The `model:`, `structure:`, `dofs:` and `build:` lines; `removed` redundant
+    /// constraint rows.
+    fn print(&self, removed: usize) {
+        let tm = &self.timings;
+        eprintln!(
+            "model: {} bodies, {} dofs, {} constraints, {} element types, {} instances",
+            self.bodies, self.dofs, self.constraints, self.element_types, self.instances
+        );
+        if !self.structure_set.is_empty() {
+            eprintln!(
+                "structure: --set {} changed the instances (loops and conditions expanded again)",
+                self.structure_set.join(", ")
+            );
+        }
+        eprintln!(
+            "dofs: {}",
+            fdc_driver::report::dof_line(self.bodies, self.dofs, self.constraints, Some(removed))
+        );
+        eprintln!(
+        "build: {:.0} ms (parse+check {:.0}, lower+differentiate {:.0}, simplify {:.0}, LLVM {:.0}; cache {})",
+        self.build_ms,
+        tm.parse_check,
+        tm.lower_diff,
+        tm.simplify,
+        tm.backend.total,
+        self.cache
+    );
+    }
+}
+
+/// The `run:` line (steps, Newton work, real-time factor) and, when measured, the
+/// step-time percentiles.
+fn print_run_stats(stats: &fdc_runtime::RunStats, wall: f64) {
+    let per_step = |n: usize| {
+        if stats.steps > 0 {
+            n as f64 / stats.steps as f64
+        } else {
+            0.0
+        }
+    };
+    eprintln!(
+        "run: t = {:.6} s in {} steps ({} rejected), Newton {:.2} iterations/step ({:.2} factorizations), wall {:.3} s, real-time factor {:.1}",
+        stats.t,
+        stats.steps,
+        stats.rejected,
+        per_step(stats.newton_iterations),
+        per_step(stats.factorizations),
+        wall,
+        if wall > 0.0 { stats.t / wall } else { f64::INFINITY }
+    );
+    if let Some(tm) = &stats.timing {
+        eprintln!(
+            "step time [µs]: min {:.1}, median {:.1}, p99 {:.1}, p99.9 {:.1}, max {:.1}",
+            tm.min * 1e6,
+            tm.median * 1e6,
+            tm.p99 * 1e6,
+            tm.p999 * 1e6,
+            tm.max * 1e6
+        );
+    }
 }
 
 /// The time a run reached, finished or failed.

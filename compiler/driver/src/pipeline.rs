@@ -283,8 +283,41 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
         .chain((lowered.warnings.iter()).map(|w| w.to_diagnostic().render(&analysis.files)))
         .collect();
 
+    let (compiled, which, simplify, simplifier_skipped) =
+        compile_roles(&lowered, opts, &mut warnings)?;
+    let functions: Vec<_> = which.iter().map(|&k| compiled.functions[k]).collect();
+    if let Some(w) = &compiled.cache_warning {
+        warnings.push(format!("warning: object cache: {w}\n"));
+    }
+    Ok(Built {
+        model: runtime_model(&lowered, &functions, &compiled.owner),
+        settings: lowered.settings,
+        bodies: lowered.bodies,
+        element_types: lowered.types.len(),
+        timings: BuildTimings {
+            parse_check,
+            lower_diff,
+            simplify,
+            backend: compiled.timings,
+        },
+        cache_hit: compiled.cache_hit,
+        simplifier_skipped,
+        warnings,
+        inputs: input_paths,
+        structure_set,
+    })
+}
+
+/// The compiled role functions of a lowered model, from the object cache where it has
+/// them (then the simplifier is skipped too): the object, per role function its index in
+/// the object, the simplifier's milliseconds and whether it was skipped.
+fn compile_roles(
+    lowered: &fdc_lower::LoweredModel,
+    opts: &BuildOptions,
+    warnings: &mut Vec<String>,
+) -> Result<(fdc_backend::Compiled, Vec<usize>, f64, bool), BuildError> {
     // All roles of all element types go into one LLVM module.
-    let funcs = role_funcs(&lowered);
+    let funcs = role_funcs(lowered);
     // First the cache level keyed by the unsimplified roles: a hit needs neither the
     // simplifier nor the object key of the simplified IR.
     let source = fdc_backend::Source {
@@ -331,10 +364,16 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
             (compiled, which, simplify)
         }
     };
-    let functions: Vec<_> = which.iter().map(|&k| compiled.functions[k]).collect();
-    if let Some(w) = &compiled.cache_warning {
-        warnings.push(format!("warning: object cache: {w}\n"));
-    }
+    Ok((compiled, which, simplify, simplifier_skipped))
+}
+
+/// The runtime model: the function table of the compiled roles (`functions`, in the
+/// order of [`role_funcs`]) and the instances and inputs of the lowered model.
+fn runtime_model(
+    lowered: &fdc_lower::LoweredModel,
+    functions: &[fdc_runtime::table::ElementFn],
+    owner: &std::sync::Arc<dyn std::any::Any + Send + Sync>,
+) -> Model {
     let mut next = 0;
     let types: Vec<ElementType> = lowered
         .types
@@ -348,7 +387,7 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
     let table = FunctionTable {
         abi_version: ABI_VERSION,
         types,
-        owner: Some(compiled.owner.clone()),
+        owner: Some(owner.clone()),
     };
     let instances = lowered
         .instances
@@ -370,30 +409,14 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
             targets: i.targets.clone(),
         })
         .collect();
-    Ok(Built {
-        model: Model {
-            table,
-            instances,
-            nq: lowered.nq,
-            nv: lowered.nv,
-            nl: lowered.nl,
-            inputs,
-        },
-        settings: lowered.settings,
-        bodies: lowered.bodies,
-        element_types: lowered.types.len(),
-        timings: BuildTimings {
-            parse_check,
-            lower_diff,
-            simplify,
-            backend: compiled.timings,
-        },
-        cache_hit: compiled.cache_hit,
-        simplifier_skipped,
-        warnings,
-        inputs: input_paths,
-        structure_set,
-    })
+    Model {
+        table,
+        instances,
+        nq: lowered.nq,
+        nv: lowered.nv,
+        nl: lowered.nl,
+        inputs,
+    }
 }
 
 /// Bump whenever what the driver makes of the unsimplified roles changes for the

@@ -17,6 +17,7 @@ mod expressions;
 mod items;
 mod simulate;
 mod splines;
+mod type_stmts;
 mod typedefs;
 
 /// A parameter of an element type (a field of its instances).
@@ -123,7 +124,11 @@ struct Local {
 
 struct Env {
     ctx: Ctx,
+    /// In declaration order (the names a misspelling is compared with).
     locals: Vec<Local>,
+    /// The latest local of each name: a lookup per name use must not scan every local
+    /// declared so far (100,000 `let`s would make checking quadratic, issue 22).
+    latest: HashMap<String, usize>,
     /// Names declared later in the same type (for "used before its definition").
     later: HashMap<String, Span>,
 }
@@ -133,11 +138,18 @@ impl Env {
         Env {
             ctx,
             locals: Vec::new(),
+            latest: HashMap::new(),
             later: HashMap::new(),
         }
     }
+    /// The local `name` declared last (a second declaration is an error, reported
+    /// where it is made; uses see the later one).
     fn find(&self, name: &str) -> Option<&Local> {
-        self.locals.iter().rev().find(|l| l.name == name)
+        self.latest.get(name).map(|&i| &self.locals[i])
+    }
+    fn push(&mut self, local: Local) {
+        self.latest.insert(local.name.clone(), self.locals.len());
+        self.locals.push(local);
     }
 }
 
@@ -189,190 +201,219 @@ pub(crate) fn check(
     modules: &[Module],
     stdlib_count: usize,
 ) -> (Model, HashMap<Span, Ty>, Vec<Diagnostic>) {
-    let mut c = Checker {
-        stdlib_files: modules[..stdlib_count.min(modules.len())]
-            .iter()
-            .map(|m| m.file)
-            .collect(),
-        diags: Vec::new(),
-        types_of: HashMap::new(),
-        typedefs: BTreeMap::new(),
-        infos: BTreeMap::new(),
-        globals: HashMap::new(),
-        params: Vec::new(),
-        inputs: Vec::new(),
-        fns: Vec::new(),
-        fn_kinks: HashMap::new(),
-        splines: Vec::new(),
-        instances: Vec::new(),
-        kinks: Vec::new(),
-        warned: HashSet::new(),
-        lost: modules
-            .iter()
-            .flat_map(|m| m.maybe_declared.iter().map(String::as_str))
-            .collect(),
-    };
-    let mut model = Model::default();
-    let mut gravity: Option<&Expr> = None;
-    let mut gravity_span: Option<Span> = None;
-    let mut simulate: Option<(Span, &Vec<Field>)> = None;
-    let mut outputs: Vec<(&Ident, &Expr)> = Vec::new();
-
+    let mut c = Checker::new(modules, stdlib_count);
     // Pass 1: declare everything, so order across items and files does not matter.
+    let mut top = TopLevel::default();
     for (mi, m) in modules.iter().enumerate() {
         for item in &m.items {
-            match item {
-                Item::TypeDef(t) => {
-                    if Ty::from_name(&t.name.name).is_some() {
-                        c.diags
-                            .push(Error::reserved(&t.name, "a type of the language").into_diag());
-                    } else if let Some(prev) = c.typedefs.get(&t.name.name) {
-                        let d = c.duplicate_global(&t.name, prev.def.name.span, "element type");
-                        c.diags.push(d);
-                    } else {
-                        c.typedefs.insert(
-                            t.name.name.clone(),
-                            TypeEntry {
-                                def: t,
-                                stdlib: mi < stdlib_count,
-                                state: State::Todo,
-                            },
-                        );
-                    }
-                }
-                Item::Param(p) => {
-                    let g = Global::Param(c.params.len());
-                    c.params.push((p, State::Todo));
-                    c.declare(&p.name, g, "parameter");
-                }
-                Item::Input(p) => {
-                    let g = Global::Input(c.inputs.len());
-                    c.inputs.push((p, State::Todo));
-                    c.declare(&p.name, g, "input");
-                }
-                Item::Fn(f) => {
-                    let g = Global::Fn(c.fns.len());
-                    c.fns.push((f, State::Todo));
-                    c.declare(&f.name, g, "function");
-                }
-                Item::Spline(s) => {
-                    let g = Global::Spline;
-                    c.splines.push(s);
-                    c.declare(&s.name, g, "spline");
-                }
-                Item::Instance(i) => {
-                    let g = Global::Instance(c.instances.len());
-                    c.instances.push(i);
-                    c.declare(&i.name, g, i.kind.keyword());
-                }
-                Item::Gravity { value, span } => {
-                    if let Some(prev) = gravity_span {
-                        c.diags.push(
-                            Diagnostic::error("E0202", "gravity is given twice")
-                                .at(*span, "second `gravity`")
-                                .also(prev, "first given here"),
-                        );
-                    } else {
-                        gravity = Some(value);
-                        gravity_span = Some(*span);
-                    }
-                }
-                Item::Simulate { settings, span } => {
-                    if let Some((prev, _)) = simulate {
-                        c.diags.push(
-                            Diagnostic::error("E0202", "`simulate` is given twice")
-                                .at(*span, "second `simulate` block")
-                                .also(prev, "first given here"),
-                        );
-                    } else {
-                        simulate = Some((*span, settings));
-                    }
-                }
-                Item::Output { name, value, .. } => {
-                    if let Some((prev, _)) = outputs.iter().find(|(n, _)| n.name == name.name) {
-                        c.diags.push(duplicate(name, prev.span, "output"));
-                    }
-                    outputs.push((name, value));
-                }
-                // `for`/`if` items are expanded before checking (`crate::expand`).
-                Item::Use { .. } | Item::For(_) | Item::When(_) | Item::Error(_) => {}
-            }
+            c.declare_item(item, mi < stdlib_count, &mut top);
         }
     }
-
     // Pass 2: check.
-    let names: Vec<String> = c.typedefs.keys().cloned().collect();
-    for n in &names {
-        c.type_info(n, None);
-    }
-    for i in 0..c.params.len() {
-        c.global_param(i, false);
-    }
-    for i in 0..c.inputs.len() {
-        c.global_param(i, true);
-    }
-    for i in 0..c.fns.len() {
-        c.fn_type(i);
-    }
-    for i in 0..c.splines.len() {
-        let s = c.splines[i];
-        c.check_spline(s);
-    }
-    let env = Env::new(Ctx::Model);
-    for i in 0..c.instances.len() {
-        let inst = c.instances[i];
-        if inst.kind == Kind::Body && !inst.connections.is_empty() {
-            c.diags.push(
-                Diagnostic::error(
-                    "E0307",
-                    format!("body `{}` takes no connections", inst.name.name),
-                )
-                .at(inst.connections_span, "remove these connections"),
-            );
+    let model = c.check_all(&top);
+    let model = c.collect_model(model);
+    (model, c.types_of, c.diags)
+}
+
+/// The top-level items given at most once (`gravity`, `simulate`) and the model's
+/// outputs, as pass 1 finds them.
+#[derive(Default)]
+struct TopLevel<'m> {
+    gravity: Option<&'m Expr>,
+    gravity_span: Option<Span>,
+    simulate: Option<(Span, &'m Vec<Field>)>,
+    outputs: Vec<(&'m Ident, &'m Expr)>,
+}
+
+impl<'m> Checker<'m> {
+    fn new(modules: &'m [Module], stdlib_count: usize) -> Checker<'m> {
+        Checker {
+            stdlib_files: modules[..stdlib_count.min(modules.len())]
+                .iter()
+                .map(|m| m.file)
+                .collect(),
+            diags: Vec::new(),
+            types_of: HashMap::new(),
+            typedefs: BTreeMap::new(),
+            infos: BTreeMap::new(),
+            globals: HashMap::new(),
+            params: Vec::new(),
+            inputs: Vec::new(),
+            fns: Vec::new(),
+            fn_kinks: HashMap::new(),
+            splines: Vec::new(),
+            instances: Vec::new(),
+            kinks: Vec::new(),
+            warned: HashSet::new(),
+            lost: modules
+                .iter()
+                .flat_map(|m| m.maybe_declared.iter().map(String::as_str))
+                .collect(),
         }
-        c.check_instance(inst, &env);
-    }
-    for (name, value) in &outputs {
-        let v = c.expr(value, &env);
-        if !v.ty.is_numeric() {
-            c.diags.push(
-                Diagnostic::error(
-                    "E0301",
-                    format!("output `{}` must be a number, vector or matrix", name.name),
-                )
-                .at(value.span, format!("this is a {}", v.ty)),
-            );
-        }
-        model.outputs.push(((*name).clone(), (*value).clone()));
-    }
-    if let Some(g) = gravity {
-        let v = c.expr(g, &env);
-        c.expect(g.span, v.ty, Ty::Vec3, "gravity");
-        model.gravity = Some(g.clone());
-    }
-    if let Some((_, settings)) = simulate {
-        c.check_simulate(settings, &env);
-        model.simulate = settings.clone();
     }
 
-    model.types = std::mem::take(&mut c.infos);
-    model.params = c.params.iter().map(|p| p.0.clone()).collect();
-    model.inputs = c.inputs.iter().map(|p| p.0.clone()).collect();
-    model.functions = c.fns.iter().map(|f| f.0.clone()).collect();
-    model.splines = c.splines.iter().map(|s| (*s).clone()).collect();
-    model.instances = c
-        .instances
-        .iter()
-        .map(|i| InstanceInfo {
-            kind: i.kind,
-            name: i.name.name.clone(),
-            type_name: i.ty.name.clone(),
-            connections: i.connections.clone(),
-            fields: i.fields.clone(),
-            span: i.span,
-        })
-        .collect();
-    (model, c.types_of, c.diags)
+    /// Pass 1 for one item: declares its name (or records a `gravity`, `simulate` or
+    /// output).
+    fn declare_item(&mut self, item: &'m Item, stdlib: bool, top: &mut TopLevel<'m>) {
+        match item {
+            Item::TypeDef(t) => {
+                if Ty::from_name(&t.name.name).is_some() {
+                    self.diags
+                        .push(Error::reserved(&t.name, "a type of the language").into_diag());
+                } else if let Some(prev) = self.typedefs.get(&t.name.name) {
+                    let d = self.duplicate_global(&t.name, prev.def.name.span, "element type");
+                    self.diags.push(d);
+                } else {
+                    self.typedefs.insert(
+                        t.name.name.clone(),
+                        TypeEntry {
+                            def: t,
+                            stdlib,
+                            state: State::Todo,
+                        },
+                    );
+                }
+            }
+            Item::Param(p) => {
+                let g = Global::Param(self.params.len());
+                self.params.push((p, State::Todo));
+                self.declare(&p.name, g, "parameter");
+            }
+            Item::Input(p) => {
+                let g = Global::Input(self.inputs.len());
+                self.inputs.push((p, State::Todo));
+                self.declare(&p.name, g, "input");
+            }
+            Item::Fn(f) => {
+                let g = Global::Fn(self.fns.len());
+                self.fns.push((f, State::Todo));
+                self.declare(&f.name, g, "function");
+            }
+            Item::Spline(s) => {
+                let g = Global::Spline;
+                self.splines.push(s);
+                self.declare(&s.name, g, "spline");
+            }
+            Item::Instance(i) => {
+                let g = Global::Instance(self.instances.len());
+                self.instances.push(i);
+                self.declare(&i.name, g, i.kind.keyword());
+            }
+            Item::Gravity { value, span } => {
+                if let Some(prev) = top.gravity_span {
+                    self.diags.push(
+                        Diagnostic::error("E0202", "gravity is given twice")
+                            .at(*span, "second `gravity`")
+                            .also(prev, "first given here"),
+                    );
+                } else {
+                    top.gravity = Some(value);
+                    top.gravity_span = Some(*span);
+                }
+            }
+            Item::Simulate { settings, span } => {
+                if let Some((prev, _)) = top.simulate {
+                    self.diags.push(
+                        Diagnostic::error("E0202", "`simulate` is given twice")
+                            .at(*span, "second `simulate` block")
+                            .also(prev, "first given here"),
+                    );
+                } else {
+                    top.simulate = Some((*span, settings));
+                }
+            }
+            Item::Output { name, value, .. } => {
+                if let Some((prev, _)) = top.outputs.iter().find(|(n, _)| n.name == name.name) {
+                    self.diags.push(duplicate(name, prev.span, "output"));
+                }
+                top.outputs.push((name, value));
+            }
+            // `for`/`if` items are expanded before checking (`crate::expand`).
+            Item::Use { .. } | Item::For(_) | Item::When(_) | Item::Error(_) => {}
+        }
+    }
+
+    /// Pass 2: every element type, parameter, function, spline and instance, then the
+    /// model's outputs, gravity and settings.
+    fn check_all(&mut self, top: &TopLevel<'m>) -> Model {
+        let mut model = Model::default();
+        let names: Vec<String> = self.typedefs.keys().cloned().collect();
+        for n in &names {
+            self.type_info(n, None);
+        }
+        for i in 0..self.params.len() {
+            self.global_param(i, false);
+        }
+        for i in 0..self.inputs.len() {
+            self.global_param(i, true);
+        }
+        for i in 0..self.fns.len() {
+            self.fn_type(i);
+        }
+        for i in 0..self.splines.len() {
+            let s = self.splines[i];
+            self.check_spline(s);
+        }
+        let env = Env::new(Ctx::Model);
+        for i in 0..self.instances.len() {
+            let inst = self.instances[i];
+            if inst.kind == Kind::Body && !inst.connections.is_empty() {
+                self.diags.push(
+                    Diagnostic::error(
+                        "E0307",
+                        format!("body `{}` takes no connections", inst.name.name),
+                    )
+                    .at(inst.connections_span, "remove these connections"),
+                );
+            }
+            self.check_instance(inst, &env);
+        }
+        for (name, value) in &top.outputs {
+            let v = self.expr(value, &env);
+            if !v.ty.is_numeric() {
+                self.diags.push(
+                    Diagnostic::error(
+                        "E0301",
+                        format!("output `{}` must be a number, vector or matrix", name.name),
+                    )
+                    .at(value.span, format!("this is a {}", v.ty)),
+                );
+            }
+            model.outputs.push(((*name).clone(), (*value).clone()));
+        }
+        if let Some(g) = top.gravity {
+            let v = self.expr(g, &env);
+            self.expect(g.span, v.ty, Ty::Vec3, "gravity");
+            model.gravity = Some(g.clone());
+        }
+        if let Some((_, settings)) = top.simulate {
+            self.check_simulate(settings, &env);
+            model.simulate = settings.clone();
+        }
+        model
+    }
+
+    /// The resolved view: what the checker gathered, in declaration order.
+    fn collect_model(&mut self, mut model: Model) -> Model {
+        model.types = std::mem::take(&mut self.infos);
+        model.params = self.params.iter().map(|p| p.0.clone()).collect();
+        model.inputs = self.inputs.iter().map(|p| p.0.clone()).collect();
+        model.functions = self.fns.iter().map(|f| f.0.clone()).collect();
+        model.splines = self.splines.iter().map(|s| (*s).clone()).collect();
+        model.instances = self
+            .instances
+            .iter()
+            .map(|i| InstanceInfo {
+                kind: i.kind,
+                name: i.name.name.clone(),
+                type_name: i.ty.name.clone(),
+                connections: i.connections.clone(),
+                fields: i.fields.clone(),
+                span: i.span,
+            })
+            .collect();
+        model
+    }
 }
 
 /// Small helper for the reserved-name diagnostic.

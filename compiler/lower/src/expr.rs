@@ -429,15 +429,7 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
             B::Tanh => unary(g, Graph::tanh, a),
             B::Abs => unary(g, Graph::abs, a),
             B::Softplus => match a {
-                // log(1 + e^x), switched to x where e^x would overflow the sum's precision.
-                [S(x)] => {
-                    let e = g.exp(*x);
-                    let one = g.constant(1.0);
-                    let s = g.add2(one, e);
-                    let l = g.log(s);
-                    let big = g.constant(36.0);
-                    Ok(S(g.select(Cmp::Gt, *x, big, *x, l)))
-                }
+                [S(x)] => Ok(S(softplus(g, *x))),
                 _ => Err("`softplus` takes one scalar".into()),
             },
             B::Atan2 => match a {
@@ -453,23 +445,7 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 _ => Err(format!("`{f}` takes two scalars")),
             },
             B::Step => match a {
-                // The legacy smooth step: h0 below x0, h1 above x1, a cubic between.
-                [S(x), S(x0), S(h0), S(x1), S(h1)] => {
-                    let dx = g.sub(*x1, *x0);
-                    let xr = g.sub(*x, *x0);
-                    let d = g.div(xr, dx);
-                    let d2 = g.powi(d, 2);
-                    let three = g.constant(3.0);
-                    let two = g.constant(2.0);
-                    let twod = g.mul(two, d);
-                    let c = g.sub(three, twod);
-                    let shape = g.mul(d2, c);
-                    let dh = g.sub(*h1, *h0);
-                    let inc = g.mul(dh, shape);
-                    let mid = g.add2(*h0, inc);
-                    let upper = g.select(Cmp::Ge, *x, *x1, *h1, mid);
-                    Ok(S(g.select(Cmp::Le, *x, *x0, *h0, upper)))
-                }
+                [S(x), S(x0), S(h0), S(x1), S(h1)] => Ok(S(step(g, *x, [*x0, *h0], [*x1, *h1]))),
                 _ => Err("`step` takes five scalars (x, x0, h0, x1, h1)".into()),
             },
             B::Dot => match a {
@@ -495,16 +471,7 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 else {
                     return Err(format!("`{f}` takes a vec3 or a quat"));
                 };
-                let s = x.scalars().expect("numeric");
-                let sq: Vec<Id> = s.iter().map(|&c| g.mul(c, c)).collect();
-                let sum = g.sum(&sq).expect("components");
-                let n = g.sqrt(sum);
-                if b == B::Norm {
-                    Ok(S(n))
-                } else {
-                    let u: Vec<Id> = s.iter().map(|&c| g.div(c, n)).collect();
-                    Ok(x.with_scalars(&u))
-                }
+                Ok(norm_or_unit(g, x, b == B::Norm))
             }
             B::Skew => match a {
                 [V(x)] => Ok(M(g.skew(*x))),
@@ -724,4 +691,48 @@ pub fn frame(g: &mut Graph, axis: V3) -> fdc_ir::M3 {
         [k0[1], k1[1], k2[1]],
         [k0[2], k1[2], k2[2]],
     ]
+}
+
+/// `softplus(x)` = log(1 + e^x), switched to x where e^x would overflow the sum's
+/// precision.
+fn softplus(g: &mut Graph, x: Id) -> Id {
+    let e = g.exp(x);
+    let one = g.constant(1.0);
+    let s = g.add2(one, e);
+    let l = g.log(s);
+    let big = g.constant(36.0);
+    g.select(Cmp::Gt, x, big, x, l)
+}
+
+/// The legacy smooth `step(x, x0, h0, x1, h1)`: h0 below x0, h1 above x1, a cubic
+/// between.
+fn step(g: &mut Graph, x: Id, [x0, h0]: [Id; 2], [x1, h1]: [Id; 2]) -> Id {
+    let dx = g.sub(x1, x0);
+    let xr = g.sub(x, x0);
+    let d = g.div(xr, dx);
+    let d2 = g.powi(d, 2);
+    let three = g.constant(3.0);
+    let two = g.constant(2.0);
+    let twod = g.mul(two, d);
+    let c = g.sub(three, twod);
+    let shape = g.mul(d2, c);
+    let dh = g.sub(h1, h0);
+    let inc = g.mul(dh, shape);
+    let mid = g.add2(h0, inc);
+    let upper = g.select(Cmp::Ge, x, x1, h1, mid);
+    g.select(Cmp::Le, x, x0, h0, upper)
+}
+
+/// The Euclidean norm of a vec3 or quat (`norm`), or the value divided by it (`unit`).
+fn norm_or_unit(g: &mut Graph, x: &Val, norm: bool) -> Val {
+    let s = x.scalars().expect("numeric");
+    let sq: Vec<Id> = s.iter().map(|&c| g.mul(c, c)).collect();
+    let sum = g.sum(&sq).expect("components");
+    let n = g.sqrt(sum);
+    if norm {
+        Val::S(n)
+    } else {
+        let u: Vec<Id> = s.iter().map(|&c| g.div(c, n)).collect();
+        x.with_scalars(&u)
+    }
 }

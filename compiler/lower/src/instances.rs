@@ -82,7 +82,7 @@ impl<'a> Lowering<'a> {
         name: &str,
         params: Vec<f64>,
         bodies: &[usize],
-        own: Option<(usize, usize, usize)>,
+        own: Option<OwnCoordinates>,
     ) -> usize {
         let nl = self.types[fi].nl;
         let mut q_map = Vec::new();
@@ -245,37 +245,8 @@ impl<'a> Lowering<'a> {
             return;
         }
         let bodies: Vec<usize> = conns.iter().flatten().copied().collect();
-        let n_own = self.cache[&key].n_own;
-        let (p, own) = if n_own == 0 {
-            let (q, v) = self.local_state(&bodies, None);
-            let Some(p) = self.params_of(&key, &q, &v, fields, name, span, true, &bodies) else {
-                return;
-            };
-            (p, None)
-        } else {
-            // The initial values of the own coordinates are parameter slots computed
-            // first (with the coordinates unknown), then the rest with them known.
-            let nan = vec![f64::NAN; n_own];
-            let (q, v) = self.local_state(&bodies, Some((&nan, &nan)));
-            let n_err = self.errors.len();
-            let first = self.params_of(&key, &q, &v, fields, name, span, false, &bodies);
-            let lt = &self.cache[&key];
-            let q0: Option<(Vec<f64>, Vec<f64>)> = first.map(|p| {
-                let at = |slots: &[usize]| slots.iter().map(|&o| p[o]).collect();
-                (at(&lt.own_init), at(&lt.own_rate))
-            });
-            let Some((q0, v0)) = q0 else { return };
-            // Problems of this pass are reported by the next one.
-            self.errors.truncate(n_err);
-            let (q, v) = self.local_state(&bodies, Some((&q0, &v0)));
-            let Some(p) = self.params_of(&key, &q, &v, fields, name, span, true, &bodies) else {
-                return;
-            };
-            let own = (self.nq, self.nv, n_own);
-            self.nq += n_own;
-            self.nv += n_own;
-            self.own_coordinates(name, &q0, &v0, own);
-            (p, Some(own))
+        let Some((p, own)) = self.instance_params(&key, fields, name, span, &bodies) else {
+            return;
         };
         // Fields of nested instances see the own coordinates at their initial values.
         let lt = &self.cache[&key];
@@ -326,6 +297,46 @@ impl<'a> Lowering<'a> {
         }
     }
 
+    /// The parameter values of an instance (and, for a type with coordinates of its
+    /// own, where they go: (q offset, v offset, count)).
+    fn instance_params(
+        &mut self,
+        key: &TypeKey,
+        fields: &[(String, Vec<f64>, Span, Option<usize>)],
+        name: &str,
+        span: Span,
+        bodies: &[usize],
+    ) -> Option<(Vec<f64>, Option<OwnCoordinates>)> {
+        let n_own = self.cache[key].n_own;
+        if n_own == 0 {
+            let (q, v) = self.local_state(bodies, None);
+            let p = self.params_of(key, &q, &v, fields, name, span, true, bodies)?;
+            Some((p, None))
+        } else {
+            // The initial values of the own coordinates are parameter slots computed
+            // first (with the coordinates unknown), then the rest with them known.
+            let nan = vec![f64::NAN; n_own];
+            let (q, v) = self.local_state(bodies, Some((&nan, &nan)));
+            let n_err = self.errors.len();
+            let first = self.params_of(key, &q, &v, fields, name, span, false, bodies);
+            let lt = &self.cache[key];
+            let q0: Option<(Vec<f64>, Vec<f64>)> = first.map(|p| {
+                let at = |slots: &[usize]| slots.iter().map(|&o| p[o]).collect();
+                (at(&lt.own_init), at(&lt.own_rate))
+            });
+            let (q0, v0) = q0?;
+            // Problems of this pass are reported by the next one.
+            self.errors.truncate(n_err);
+            let (q, v) = self.local_state(bodies, Some((&q0, &v0)));
+            let p = self.params_of(key, &q, &v, fields, name, span, true, bodies)?;
+            let own = (self.nq, self.nv, n_own);
+            self.nq += n_own;
+            self.nv += n_own;
+            self.own_coordinates(name, &q0, &v0, own);
+            Some((p, Some(own)))
+        }
+    }
+
     /// Inputs passed directly as a field value drive that parameter at run time.
     pub(super) fn record_inputs(
         &mut self,
@@ -367,7 +378,7 @@ impl<'a> Lowering<'a> {
         name: &str,
         q0: &[f64],
         v0: &[f64],
-        own: (usize, usize, usize),
+        own: OwnCoordinates,
     ) {
         let n = q0.len();
         let fi = match self.owner_types.get(&n) {
@@ -404,3 +415,6 @@ impl<'a> Lowering<'a> {
         self.push_instance(fi, &format!("{name}.coordinates"), params, &[], Some(own));
     }
 }
+
+/// Where an instance's own coordinates go: (q offset, v offset, count).
+type OwnCoordinates = (usize, usize, usize);

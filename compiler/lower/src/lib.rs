@@ -38,6 +38,7 @@ mod params;
 mod plausible;
 mod spline_decls;
 mod statements;
+mod stmt_decls;
 pub mod tir;
 mod types;
 
@@ -320,94 +321,11 @@ pub fn lower_with_files<'a>(
     files: Option<&'a SourceFiles>,
 ) -> Result<LoweredModel, Vec<LowerError>> {
     let items: Vec<&Item> = modules.iter().flat_map(|m| m.items.iter()).collect();
-    let mut l = Lowering {
-        globals: Globals {
-            gravity: [0.0, 0.0, 0.0],
-            files,
-            ..Globals::default()
-        },
-        typedefs: HashMap::new(),
-        cache: HashMap::new(),
-        graph: Graph::new(),
-        types: Vec::new(),
-        instances: Vec::new(),
-        bodies: Vec::new(),
-        body_names: HashMap::new(),
-        nq: 0,
-        nv: 0,
-        nl: 0,
-        errors: Vec::new(),
-        input_names: HashMap::new(),
-        inputs: Vec::new(),
-        owner_types: HashMap::new(),
-        links: Vec::new(),
-    };
-    for item in &items {
-        match item {
-            Item::Fn(f) => {
-                l.globals.fns.insert(f.name.name.clone(), f);
-            }
-            Item::TypeDef(t) => {
-                l.typedefs.insert(t.name.name.clone(), t);
-            }
-            _ => {}
-        }
+    if let Some(e) = unknown_override(&items, overrides) {
+        return Err(vec![e]);
     }
-    let mut unused: Vec<&String> = Vec::new();
-    for (name, _) in overrides {
-        let known = items
-            .iter()
-            .any(|i| matches!(i, Item::Param(p) | Item::Input(p) if &p.name.name == name));
-        if !known {
-            unused.push(name);
-        }
-    }
-    if let Some(name) = unused.first() {
-        return Err(vec![LowerError {
-            span: None,
-            message: format!("`--set {name}=...`: the model has no parameter `{name}`"),
-            ..Default::default()
-        }]);
-    }
-    // Model parameters, inputs and splines, in order; later ones may use earlier ones.
-    let mut params = Vec::new();
-    for item in &items {
-        let (p, is_input) = match item {
-            Item::Param(p) => (p, false),
-            Item::Input(p) => (p, true),
-            Item::Spline(decl) => {
-                l.spline_decl(decl, files);
-                continue;
-            }
-            _ => continue,
-        };
-        let value = match overrides.iter().rev().find(|(n, _)| *n == p.name.name) {
-            Some((_, v)) => Some(vec![*v]),
-            None => match &p.default {
-                Some(e) => l.numeric(e),
-                None => {
-                    l.err(p.span, format!("parameter `{}` has no value", p.name.name));
-                    None
-                }
-            },
-        };
-        if let Some(v) = value {
-            if is_input {
-                if v.len() != 1 {
-                    l.err(p.span, "an input is a scalar");
-                    continue;
-                }
-                l.input_names.insert(p.name.name.clone(), l.inputs.len());
-                l.inputs.push(Input {
-                    name: p.name.name.clone(),
-                    default: v[0],
-                    targets: Vec::new(),
-                });
-            }
-            params.push((p.name.name.clone(), v.clone()));
-            l.globals.params.insert(p.name.name.clone(), v);
-        }
-    }
+    let mut l = Lowering::new(&items, files);
+    let params = l.model_params(&items, overrides, files);
     for item in &items {
         if let Item::Gravity { value, span } = item {
             match l.numeric(value).as_deref() {
@@ -438,29 +356,142 @@ pub fn lower_with_files<'a>(
         }
     }
     let settings = l.settings(&items);
-    let links = std::mem::take(&mut l.links);
-    let spans: Vec<Span> = l.bodies.iter().map(|b| b.span).collect();
-    l.free_bodies(&links, &spans);
-    if l.errors.iter().any(|e| !e.warning) {
-        return Err(l.errors);
-    }
-    let warnings = std::mem::take(&mut l.errors);
-    let (nq, nv) = (l.nq, l.nv);
-    let mut body_names: Vec<(String, usize)> = l.body_names.into_iter().collect();
-    body_names.sort_by_key(|b| b.1);
-    Ok(LoweredModel {
-        graph: l.graph,
-        types: l.types,
-        instances: l.instances,
-        nq,
-        nv,
-        nl: l.nl,
-        bodies: body_names.into_iter().map(|b| b.0).collect(),
-        inputs: l.inputs,
-        settings,
-        params,
-        warnings,
+    l.finish(settings, params)
+}
+
+/// The first `--set NAME=...` that names no parameter or input of the model.
+fn unknown_override(items: &[&Item], overrides: &[(String, f64)]) -> Option<LowerError> {
+    let name = overrides.iter().map(|(n, _)| n).find(|name| {
+        !items
+            .iter()
+            .any(|i| matches!(i, Item::Param(p) | Item::Input(p) if &p.name.name == *name))
+    })?;
+    Some(LowerError {
+        span: None,
+        message: format!("`--set {name}=...`: the model has no parameter `{name}`"),
+        ..Default::default()
     })
+}
+
+impl<'a> Lowering<'a> {
+    /// An empty lowering that knows the model's functions and element types by name.
+    fn new(items: &[&'a Item], files: Option<&'a SourceFiles>) -> Lowering<'a> {
+        let mut l = Lowering {
+            globals: Globals {
+                gravity: [0.0, 0.0, 0.0],
+                files,
+                ..Globals::default()
+            },
+            typedefs: HashMap::new(),
+            cache: HashMap::new(),
+            graph: Graph::new(),
+            types: Vec::new(),
+            instances: Vec::new(),
+            bodies: Vec::new(),
+            body_names: HashMap::new(),
+            nq: 0,
+            nv: 0,
+            nl: 0,
+            errors: Vec::new(),
+            input_names: HashMap::new(),
+            inputs: Vec::new(),
+            owner_types: HashMap::new(),
+            links: Vec::new(),
+        };
+        for item in items {
+            match item {
+                Item::Fn(f) => {
+                    l.globals.fns.insert(f.name.name.clone(), f);
+                }
+                Item::TypeDef(t) => {
+                    l.typedefs.insert(t.name.name.clone(), t);
+                }
+                _ => {}
+            }
+        }
+        l
+    }
+
+    /// Model parameters, inputs and splines, in order (later ones may use earlier ones):
+    /// their values, `--set` overrides applied.
+    fn model_params(
+        &mut self,
+        items: &[&'a Item],
+        overrides: &[(String, f64)],
+        files: Option<&'a SourceFiles>,
+    ) -> Vec<(String, Vec<f64>)> {
+        let mut params = Vec::new();
+        for item in items {
+            let (p, is_input) = match item {
+                Item::Param(p) => (p, false),
+                Item::Input(p) => (p, true),
+                Item::Spline(decl) => {
+                    self.spline_decl(decl, files);
+                    continue;
+                }
+                _ => continue,
+            };
+            let value = match overrides.iter().rev().find(|(n, _)| *n == p.name.name) {
+                Some((_, v)) => Some(vec![*v]),
+                None => match &p.default {
+                    Some(e) => self.numeric(e),
+                    None => {
+                        self.err(p.span, format!("parameter `{}` has no value", p.name.name));
+                        None
+                    }
+                },
+            };
+            if let Some(v) = value {
+                if is_input {
+                    if v.len() != 1 {
+                        self.err(p.span, "an input is a scalar");
+                        continue;
+                    }
+                    self.input_names
+                        .insert(p.name.name.clone(), self.inputs.len());
+                    self.inputs.push(Input {
+                        name: p.name.name.clone(),
+                        default: v[0],
+                        targets: Vec::new(),
+                    });
+                }
+                params.push((p.name.name.clone(), v.clone()));
+                self.globals.params.insert(p.name.name.clone(), v);
+            }
+        }
+        params
+    }
+
+    /// The lowered model, or every error (warnings ride along with a success).
+    fn finish(
+        mut self,
+        settings: Settings,
+        params: Vec<(String, Vec<f64>)>,
+    ) -> Result<LoweredModel, Vec<LowerError>> {
+        let links = std::mem::take(&mut self.links);
+        let spans: Vec<Span> = self.bodies.iter().map(|b| b.span).collect();
+        self.free_bodies(&links, &spans);
+        if self.errors.iter().any(|e| !e.warning) {
+            return Err(self.errors);
+        }
+        let warnings = std::mem::take(&mut self.errors);
+        let (nq, nv) = (self.nq, self.nv);
+        let mut body_names: Vec<(String, usize)> = self.body_names.into_iter().collect();
+        body_names.sort_by_key(|b| b.1);
+        Ok(LoweredModel {
+            graph: self.graph,
+            types: self.types,
+            instances: self.instances,
+            nq,
+            nv,
+            nl: self.nl,
+            bodies: body_names.into_iter().map(|b| b.0).collect(),
+            inputs: self.inputs,
+            settings,
+            params,
+            warnings,
+        })
+    }
 }
 
 impl<'a> Lowering<'a> {

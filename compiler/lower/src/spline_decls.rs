@@ -156,6 +156,18 @@ impl<'a> Lowering<'a> {
             Some(a) => whole(self, a, "header line count")?,
             None => 0,
         };
+        let (path, text) = self.read_table_file(decl, call, file, files)?;
+        self.table_from_text(decl, call, &path, &text, (xcol, ycol, header))
+    }
+
+    /// The text of a `table` file, read relative to the model file's directory.
+    fn read_table_file(
+        &mut self,
+        decl: &SplineDecl,
+        call: Span,
+        file: &str,
+        files: Option<&SourceFiles>,
+    ) -> Option<(std::path::PathBuf, String)> {
         let Some(model) = files.and_then(|f| f.path(decl.span.file)) else {
             self.spline_error(
                 "E0910",
@@ -190,8 +202,21 @@ impl<'a> Lowering<'a> {
                     return None;
                 }
             };
+        Some((path, text))
+    }
+
+    /// The Akima spline through the (x, y) columns of a table file's text.
+    fn table_from_text(
+        &mut self,
+        decl: &SplineDecl,
+        call: Span,
+        path: &std::path::Path,
+        text: &str,
+        (xcol, ycol, header): (usize, usize, usize),
+    ) -> Option<fdc_ir::SplineTable> {
+        let args = &decl.args;
         let shown = path.display().to_string();
-        let (xs, ys, lines) = match spline::read_table(&text, xcol, ycol, header) {
+        let (xs, ys, lines) = match spline::read_table(text, xcol, ycol, header) {
             Ok(p) => p,
             Err(spline::TableError::Column { line, col, found }) => {
                 let arg = if col == xcol { &args[1] } else { &args[2] };

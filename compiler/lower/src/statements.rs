@@ -2,7 +2,9 @@
 //! energies, state, outputs and nested instances (a joint primitive is inlined into
 //! its preset, so its rows and multipliers become the preset's).
 
+use super::stmt_decls::{coordinates, energy, inline_param, param, state};
 use super::*;
+use fdc_frontend::ast::{Ident, Instance, Stmt};
 
 /// The value of a hidden slot: at t = 0, or for `at_time(e, T)` first T (parameters
 /// only), then e at t = T.
@@ -158,7 +160,7 @@ pub(crate) fn inlinable(def: &TypeDef) -> bool {
 pub(crate) fn inline_instance(
     typedefs: &HashMap<String, &TypeDef>,
     lw: &mut Lowerer,
-    inst: &fdc_frontend::ast::Instance,
+    inst: &Instance,
     ctx: &mut StmtCtx,
 ) {
     let Some(def) = typedefs.get(&inst.ty.name).copied() else {
@@ -222,199 +224,28 @@ pub(crate) fn inline_instance(
 pub(crate) fn lower_stmts(
     typedefs: &HashMap<String, &TypeDef>,
     lw: &mut Lowerer,
-    stmts: &[fdc_frontend::ast::Stmt],
+    stmts: &[Stmt],
     timed: &[(String, &Expr)],
     ctx: &mut StmtCtx,
 ) {
     for stmt in stmts {
         match &stmt.kind {
-            StmtKind::Param(decl) if ctx.inline => {
-                // An inlined primitive: fields were bound by the caller; the rest take
-                // their defaults as expressions.
-                if ctx.bound.contains(&decl.name.name) {
-                    continue;
-                }
-                match &decl.default {
-                    Some(d) => {
-                        if let Some(v) = lw.expr(d) {
-                            lw.scope.insert(decl.name.name.clone(), v);
-                        }
-                    }
-                    None => {
-                        lw.error::<()>(
-                            decl.span,
-                            format!("field `{}` is required here", decl.name.name),
-                        );
-                    }
-                }
-            }
-            StmtKind::Param(decl) => {
-                if let Some((_, field)) = timed.iter().find(|f| f.0 == decl.name.name) {
-                    // A field that depends on t is part of the equations: lowered in
-                    // the model's scope (globals only), no parameter slot.
-                    let saved = std::mem::take(&mut lw.scope);
-                    let v = lw.expr(field);
-                    lw.scope = saved;
-                    let want = decl.ty.as_ref().and_then(|t| size_of_type(&t.name));
-                    match v {
-                        Some(v) if want.is_none() || v.scalars().map(|s| s.len()) == want => {
-                            lw.scope.insert(decl.name.name.clone(), v);
-                        }
-                        Some(_) => {
-                            lw.error::<()>(
-                                field.span,
-                                format!("field `{}` has the wrong type", decl.name.name),
-                            );
-                        }
-                        None => {}
-                    }
-                    continue;
-                }
-                let default = decl.default.as_ref().and_then(|d| lw.expr(d));
-                let size = match (&decl.ty, &default) {
-                    (Some(t), _) => size_of_type(&t.name),
-                    (None, Some(v)) => v.scalars().map(|s| s.len()),
-                    (None, None) => None,
-                };
-                let Some(size) = size else {
-                    lw.error::<()>(
-                        decl.span,
-                        format!(
-                            "the type of parameter `{}` is unknown: give `: scalar`, `: vec3`, ...",
-                            decl.name.name
-                        ),
-                    );
-                    continue;
-                };
-                let offset = lw.next_param;
-                lw.next_param += size;
-                let ids: Vec<Id> = (0..size)
-                    .map(|i| lw.target.g().input(fdc_ir::Slot::P, offset + i))
-                    .collect();
-                let shape = match size {
-                    1 => Val::S(ids[0]),
-                    3 => Val::V([ids[0], ids[1], ids[2]]),
-                    4 => Val::Q([ids[0], ids[1], ids[2], ids[3]]),
-                    _ => Val::M([
-                        [ids[0], ids[1], ids[2]],
-                        [ids[3], ids[4], ids[5]],
-                        [ids[6], ids[7], ids[8]],
-                    ]),
-                };
-                lw.scope.insert(decl.name.name.clone(), shape);
-                ctx.slots.push(ParamSlot {
-                    name: decl.name.name.clone(),
-                    offset,
-                    size,
-                    default: default
-                        .and_then(|d| d.scalars())
-                        .filter(|d| d.len() == size),
-                    span: decl.span,
-                });
-            }
+            StmtKind::Param(decl) if ctx.inline => inline_param(lw, decl, ctx),
+            StmtKind::Param(decl) => param(lw, decl, timed, ctx),
             StmtKind::Let { name, value, .. } => {
                 if let Some(v) = lw.expr(value) {
                     lw.scope.insert(name.name.clone(), v);
                 }
             }
-            StmtKind::Constrain(e) => {
-                if let Some(phi) = lw.scalar(e) {
-                    let name = if ctx.n_constraints == 1 {
-                        format!("{}lambda", ctx.prefix)
-                    } else {
-                        format!("{}lambda{}", ctx.prefix, ctx.constraint_no)
-                    };
-                    ctx.constraint_no += 1;
-                    ctx.equations = true;
-                    if let Target::Element(b) = &mut lw.target {
-                        b.constrain(&name, phi);
-                    }
-                }
-            }
+            StmtKind::Constrain(e) => constrain(lw, e, ctx),
             StmtKind::ApplyForce { force, body, at } => {
-                ctx.equations = true;
-                let f = lw.vec3(force);
-                let b = body_ref(lw, body);
-                let u = match at {
-                    Some(a) => lw.vec3(a),
-                    None => Some(lw.target.g().v3_const([0.0; 3])),
-                };
-                if let (Some(f), Some(b), Some(u)) = (f, b, u) {
-                    if let Target::Element(bl) = &mut lw.target {
-                        let kin = kin_of(bl, b);
-                        bl.force(&kin, f, u);
-                    }
-                }
+                apply_force(lw, force, body, at.as_ref(), ctx)
             }
             StmtKind::ApplyTorque { torque, body } | StmtKind::ApplyBodyTorque { torque, body } => {
-                ctx.equations = true;
-                let m = lw.vec3(torque);
-                let b = body_ref(lw, body);
-                let in_body = matches!(stmt.kind, StmtKind::ApplyBodyTorque { .. });
-                if let (Some(m), Some(b)) = (m, b) {
-                    if let Target::Element(bl) = &mut lw.target {
-                        let kin = kin_of(bl, b);
-                        if in_body {
-                            bl.body_torque(&kin, m);
-                        } else {
-                            bl.torque(&kin, m);
-                        }
-                    }
-                }
+                apply_torque(lw, stmt, torque, body, ctx)
             }
-            StmtKind::ApplyGeneralized { value, along } => {
-                ctx.equations = true;
-                if let (Some(s), Some(m)) = (lw.scalar(value), lw.scalar(along)) {
-                    if let Target::Element(bl) = &mut lw.target {
-                        bl.generalized(s, m);
-                    }
-                }
-            }
-            StmtKind::State { name, value } => {
-                ctx.equations = true;
-                let slot = ctx
-                    .slots
-                    .iter()
-                    .find(|s: &&ParamSlot| s.name == name.name)
-                    .cloned();
-                let Some(ids) = lw.expr(value).and_then(|v| v.scalars().map(|s| (v, s))) else {
-                    continue;
-                };
-                let (v, ids) = ids;
-                let slot = match slot {
-                    Some(slot) => slot,
-                    None => {
-                        // No `param NAME` before: the state is declared here and starts
-                        // at its value in the initial configuration.
-                        let slot = ParamSlot {
-                            name: name.name.clone(),
-                            offset: lw.next_param,
-                            size: ids.len(),
-                            default: Some(ids.clone()),
-                            span: name.span,
-                        };
-                        lw.next_param += ids.len();
-                        let inputs: Vec<Id> = (0..slot.size)
-                            .map(|i| lw.target.g().input(fdc_ir::Slot::P, slot.offset + i))
-                            .collect();
-                        lw.scope.insert(name.name.clone(), v.with_scalars(&inputs));
-                        ctx.slots.push(slot.clone());
-                        slot
-                    }
-                };
-                if ids.len() != slot.size {
-                    lw.error::<()>(
-                        stmt.span,
-                        "the state value does not match its parameter's type",
-                    );
-                    continue;
-                }
-                if let Target::Element(bl) = &mut lw.target {
-                    for (i, id) in ids.into_iter().enumerate() {
-                        bl.state(slot.offset + i, id);
-                    }
-                }
-            }
+            StmtKind::ApplyGeneralized { value, along } => apply_generalized(lw, value, along, ctx),
+            StmtKind::State { name, value } => state(lw, stmt, name, value, ctx),
             StmtKind::Output { name, value } => {
                 ctx.equations = true;
                 if let Some(v) = lw.expr(value) {
@@ -422,185 +253,146 @@ pub(crate) fn lower_stmts(
                 }
             }
             StmtKind::CoordinatesGroup { group, args } => {
-                ctx.equations = true;
-                if !matches!(group.name.as_str(), "rigid" | "euler") || args.len() != 4 {
-                    lw.error::<()>(stmt.span, "the coordinate groups are `rigid(...)` and `euler(...)` of (position, orientation, velocity, angular_velocity)");
-                    continue;
-                }
-                let pos = lw.vec3(&args[0]);
-                let ori = match lw.expr(&args[1]) {
-                    Some(Val::Q(q)) => Some(q),
-                    Some(other) => lw.error(
-                        args[1].span,
-                        format!("the orientation is a quat, not a {}", other.kind()),
-                    ),
-                    None => None,
-                };
-                let vel = lw.vec3(&args[2]);
-                let om = lw.vec3(&args[3]);
-                if let (Some(p), Some(o), Some(v), Some(w)) = (pos, ori, vel, om) {
-                    if let Target::Element(bl) = &mut lw.target {
-                        bl.rigid_body_initial(p, o, v, w);
-                    }
-                }
+                coordinates_group(lw, stmt, group, args, ctx)
             }
-            StmtKind::Coordinates(cs) => {
-                ctx.equations = true;
-                for c in cs {
-                    let Some(size) = size_of_type(&c.ty.name).filter(|&n| n != 9) else {
-                        lw.error::<()>(c.ty.span, "a coordinate is a scalar, vec3 or quat");
-                        continue;
-                    };
-                    // The initial value: a parameter slot computed at build time.
-                    let init = match &c.initial {
-                        Some(e) => lw.expr(e),
-                        None => {
-                            let z = lw.target.g().constant(0.0);
-                            Some(match size {
-                                1 => Val::S(z),
-                                3 => Val::V([z; 3]),
-                                _ => Val::Q([z; 4]),
-                            })
-                        }
-                    };
-                    let Some(init) = init else { continue };
-                    if init.scalars().map(|s| s.len()) != Some(size) {
-                        lw.error::<()>(
-                            c.name.span,
-                            format!(
-                                "the initial value of `{}` is not a {}",
-                                c.name.name, c.ty.name
-                            ),
-                        );
-                        continue;
-                    }
-                    let offset = lw.next_param;
-                    if lw.hide_value(&init, c.name.span).is_none() {
-                        continue;
-                    }
-                    let rate = match &c.rate {
-                        Some((_, e)) => lw.expr(e),
-                        None => {
-                            let z = lw.target.g().constant(0.0);
-                            Some(init.with_scalars(&vec![z; size]))
-                        }
-                    };
-                    let Some(rate) = rate else { continue };
-                    if rate.scalars().map(|s| s.len()) != Some(size) {
-                        lw.error::<()>(
-                            c.name.span,
-                            format!(
-                                "the initial rate of `{}` is not a {}",
-                                c.name.name, c.ty.name
-                            ),
-                        );
-                        continue;
-                    }
-                    let rate_offset = lw.next_param;
-                    if lw.hide_value(&rate, c.name.span).is_none() {
-                        continue;
-                    }
-                    let mut ids = Vec::with_capacity(size);
-                    if let Target::Element(b) = &mut lw.target {
-                        for i in 0..size {
-                            ids.push(b.coordinate(ctx.n_own + i));
-                        }
-                    }
-                    if ids.len() != size {
-                        continue;
-                    }
-                    ctx.own_init.extend(offset..offset + size);
-                    ctx.own_rate.extend(rate_offset..rate_offset + size);
-                    ctx.n_own += size;
-                    let shape = match size {
-                        1 => Val::S(ids[0]),
-                        3 => Val::V([ids[0], ids[1], ids[2]]),
-                        _ => Val::Q([ids[0], ids[1], ids[2], ids[3]]),
-                    };
-                    lw.scope.insert(c.name.name.clone(), shape);
-                }
-            }
-            StmtKind::Kinetic(e) | StmtKind::Potential(e) => {
-                ctx.equations = true;
-                let Some(x) = lw.scalar(e) else { continue };
-                let kinetic = matches!(stmt.kind, StmtKind::Kinetic(_));
-                let n_own = ctx.n_own as u32;
-                let reads_bodies = fdc_diff::ad::cone_any(lw.graph(), &[x], |op| {
-                    matches!(op, fdc_ir::Op::Input(fdc_ir::Slot::Q | fdc_ir::Slot::V | fdc_ir::Slot::Vdot, i) if i >= n_own)
-                        || matches!(op, fdc_ir::Op::Sym(_))
-                });
-                if kinetic && reads_bodies {
-                    lw.error::<()>(
-                        e.span,
-                        "the kinetic energy reads a connected body: Lagrange's equations are \
-                         formed for the element's own coordinates only; give a body's inertia \
-                         as loads (`apply force`, `apply body_torque`) and let the potential \
-                         read the bodies",
-                    );
-                    continue;
-                }
-                let moving = fdc_diff::ad::cone_any(lw.graph(), &[x], |op| {
-                    matches!(
-                        op,
-                        fdc_ir::Op::Input(fdc_ir::Slot::V | fdc_ir::Slot::Vdot, _)
-                    )
-                });
-                if !kinetic && moving {
-                    lw.error::<()>(
-                        e.span,
-                        "the potential energy reads velocities (`rate`, `.velocity`, `.omega`, \
-                         ...): it is a function of the configuration and time; write a \
-                         velocity-dependent load with `apply` instead",
-                    );
-                    continue;
-                }
-                let slot = if kinetic {
-                    &mut ctx.kinetic
-                } else {
-                    &mut ctx.potential
-                };
-                *slot = Some(match *slot {
-                    // Two statements of one kind add up.
-                    Some(prev) => lw.target.g().add2(prev, x),
-                    None => x,
-                });
-            }
+            StmtKind::Coordinates(cs) => coordinates(lw, cs, ctx),
+            StmtKind::Kinetic(e) | StmtKind::Potential(e) => energy(lw, stmt, e, ctx),
             StmtKind::Instance(inst)
                 if typedefs.get(&inst.ty.name).is_some_and(|d| inlinable(d)) =>
             {
                 inline_instance(typedefs, lw, inst, ctx);
             }
-            StmtKind::Instance(inst) => {
-                let mut conns = Vec::new();
-                for c in &inst.connections {
-                    if let Some(b) = body_ref(lw, c) {
-                        conns.push(b);
-                    }
-                }
-                let mut fields = Vec::new();
-                for f in &inst.fields {
-                    if let Some(ids) = lw.expr(&f.value).and_then(|v| v.scalars()) {
-                        fields.push((f.name.name.clone(), ids, f.span));
-                    }
-                }
-                if let Some(sub_def) = typedefs.get(&inst.ty.name) {
-                    for cp in sub_def.connections.iter().skip(conns.len()) {
-                        if let Some(d) = &cp.default {
-                            if let Some(b) = body_ref(lw, d) {
-                                conns.push(b);
-                            }
-                        }
-                    }
-                }
-                ctx.subs.push(Sub {
-                    name: inst.name.name.clone(),
-                    ty: inst.ty.name.clone(),
-                    conns,
-                    fields,
-                });
-            }
+            StmtKind::Instance(inst) => nested_instance(typedefs, lw, inst, ctx),
             // Unrolled by the front end's expansion before anything is lowered.
             StmtKind::For(_) | StmtKind::When(_) | StmtKind::Error => {}
         }
     }
+}
+
+/// `constrain phi;`: one row and its multiplier.
+fn constrain(lw: &mut Lowerer, e: &Expr, ctx: &mut StmtCtx) {
+    if let Some(phi) = lw.scalar(e) {
+        let name = if ctx.n_constraints == 1 {
+            format!("{}lambda", ctx.prefix)
+        } else {
+            format!("{}lambda{}", ctx.prefix, ctx.constraint_no)
+        };
+        ctx.constraint_no += 1;
+        ctx.equations = true;
+        if let Target::Element(b) = &mut lw.target {
+            b.constrain(&name, phi);
+        }
+    }
+}
+
+/// `apply force f on b [at u];`
+fn apply_force(lw: &mut Lowerer, force: &Expr, body: &Expr, at: Option<&Expr>, ctx: &mut StmtCtx) {
+    ctx.equations = true;
+    let f = lw.vec3(force);
+    let b = body_ref(lw, body);
+    let u = match at {
+        Some(a) => lw.vec3(a),
+        None => Some(lw.target.g().v3_const([0.0; 3])),
+    };
+    if let (Some(f), Some(b), Some(u)) = (f, b, u) {
+        if let Target::Element(bl) = &mut lw.target {
+            let kin = kin_of(bl, b);
+            bl.force(&kin, f, u);
+        }
+    }
+}
+
+/// `apply torque m on b;` (global) and `apply body_torque m on b;` (body-fixed).
+fn apply_torque(lw: &mut Lowerer, stmt: &Stmt, torque: &Expr, body: &Expr, ctx: &mut StmtCtx) {
+    ctx.equations = true;
+    let m = lw.vec3(torque);
+    let b = body_ref(lw, body);
+    let in_body = matches!(stmt.kind, StmtKind::ApplyBodyTorque { .. });
+    if let (Some(m), Some(b)) = (m, b) {
+        if let Target::Element(bl) = &mut lw.target {
+            let kin = kin_of(bl, b);
+            if in_body {
+                bl.body_torque(&kin, m);
+            } else {
+                bl.torque(&kin, m);
+            }
+        }
+    }
+}
+
+/// `apply generalized s along m;`
+fn apply_generalized(lw: &mut Lowerer, value: &Expr, along: &Expr, ctx: &mut StmtCtx) {
+    ctx.equations = true;
+    if let (Some(s), Some(m)) = (lw.scalar(value), lw.scalar(along)) {
+        if let Target::Element(bl) = &mut lw.target {
+            bl.generalized(s, m);
+        }
+    }
+}
+
+/// `coordinates rigid(...)` / `euler(...)`: the body's initial configuration.
+fn coordinates_group(
+    lw: &mut Lowerer,
+    stmt: &Stmt,
+    group: &Ident,
+    args: &[Expr],
+    ctx: &mut StmtCtx,
+) {
+    ctx.equations = true;
+    if !matches!(group.name.as_str(), "rigid" | "euler") || args.len() != 4 {
+        lw.error::<()>(stmt.span, "the coordinate groups are `rigid(...)` and `euler(...)` of (position, orientation, velocity, angular_velocity)");
+        return;
+    }
+    let pos = lw.vec3(&args[0]);
+    let ori = match lw.expr(&args[1]) {
+        Some(Val::Q(q)) => Some(q),
+        Some(other) => lw.error(
+            args[1].span,
+            format!("the orientation is a quat, not a {}", other.kind()),
+        ),
+        None => None,
+    };
+    let vel = lw.vec3(&args[2]);
+    let om = lw.vec3(&args[3]);
+    if let (Some(p), Some(o), Some(v), Some(w)) = (pos, ori, vel, om) {
+        if let Target::Element(bl) = &mut lw.target {
+            bl.rigid_body_initial(p, o, v, w);
+        }
+    }
+}
+
+/// A nested instance lowered as an element of its own (a `Sub`).
+fn nested_instance(
+    typedefs: &HashMap<String, &TypeDef>,
+    lw: &mut Lowerer,
+    inst: &Instance,
+    ctx: &mut StmtCtx,
+) {
+    let mut conns = Vec::new();
+    for c in &inst.connections {
+        if let Some(b) = body_ref(lw, c) {
+            conns.push(b);
+        }
+    }
+    let mut fields = Vec::new();
+    for f in &inst.fields {
+        if let Some(ids) = lw.expr(&f.value).and_then(|v| v.scalars()) {
+            fields.push((f.name.name.clone(), ids, f.span));
+        }
+    }
+    if let Some(sub_def) = typedefs.get(&inst.ty.name) {
+        for cp in sub_def.connections.iter().skip(conns.len()) {
+            if let Some(d) = &cp.default {
+                if let Some(b) = body_ref(lw, d) {
+                    conns.push(b);
+                }
+            }
+        }
+    }
+    ctx.subs.push(Sub {
+        name: inst.name.name.clone(),
+        ty: inst.ty.name.clone(),
+        conns,
+        fields,
+    });
 }

@@ -27,76 +27,8 @@ impl<'m> Checker<'m> {
         // Top-level functions and splines are callable from everywhere.
         if let Some((g, gspan)) = self.globals.get(n).copied() {
             match g {
-                Global::Fn(i) => {
-                    let decl = self.fns[i].0;
-                    if decl.args.len() != args.len() {
-                        self.diags.push(
-                            Diagnostic::error(
-                                "E0303",
-                                format!(
-                                    "`{n}` takes {} argument{}, found {}",
-                                    decl.args.len(),
-                                    plural(decl.args.len()),
-                                    args.len()
-                                ),
-                            )
-                            .at(span, "wrong number of arguments")
-                            .also(decl.name.span, "defined here"),
-                        );
-                        return err;
-                    }
-                    for ((a, v), (an, at)) in args.iter().zip(&vals).zip(&decl.args) {
-                        if let Some(t) = Ty::from_name(&at.name) {
-                            self.expect(
-                                a.span,
-                                v.ty,
-                                t,
-                                &format!("argument `{}` of `{n}`", an.name),
-                            );
-                        }
-                    }
-                    return match self.fn_type(i) {
-                        Some(t) => {
-                            if dep {
-                                if let Some(k) = self.fn_kinks.get(&i) {
-                                    self.kinks.push((span, k));
-                                }
-                            }
-                            Val { ty: t, dep }
-                        }
-                        None => {
-                            self.diags.push(
-                                Diagnostic::error("E0212", format!("function `{n}` calls itself"))
-                                    .at(span, "recursive call")
-                                    .also(gspan, "defined here")
-                                    .note("calls are inlined, so a function cannot be recursive"),
-                            );
-                            err
-                        }
-                    };
-                }
-                Global::Spline => {
-                    if args.len() != 1 {
-                        self.diags.push(
-                            Diagnostic::error(
-                                "E0303",
-                                format!("spline `{n}` takes 1 argument, found {}", args.len()),
-                            )
-                            .at(span, "expected one scalar"),
-                        );
-                        return err;
-                    }
-                    self.expect(
-                        args[0].span,
-                        vals[0].ty,
-                        Ty::Scalar,
-                        &format!("the argument of spline `{n}`"),
-                    );
-                    return Val {
-                        ty: Ty::Scalar,
-                        dep,
-                    };
-                }
+                Global::Fn(i) => return self.fn_call(i, n, args, &vals, span, gspan),
+                Global::Spline => return self.spline_call(n, args, &vals, span),
                 _ => {
                     if env.ctx != Ctx::Type {
                         self.diags.push(
@@ -109,6 +41,96 @@ impl<'m> Checker<'m> {
                 }
             }
         }
+        self.builtin_call(name, args, &vals, span)
+    }
+
+    /// A call of a top-level function: arity, argument types, and its result type (an
+    /// error if it calls itself).
+    fn fn_call(
+        &mut self,
+        i: usize,
+        n: &str,
+        args: &[Expr],
+        vals: &[Val],
+        span: Span,
+        gspan: Span,
+    ) -> Val {
+        let dep = vals.iter().any(|v| v.dep);
+        let err = Val { ty: Ty::Error, dep };
+        let decl = self.fns[i].0;
+        if decl.args.len() != args.len() {
+            self.diags.push(
+                Diagnostic::error(
+                    "E0303",
+                    format!(
+                        "`{n}` takes {} argument{}, found {}",
+                        decl.args.len(),
+                        plural(decl.args.len()),
+                        args.len()
+                    ),
+                )
+                .at(span, "wrong number of arguments")
+                .also(decl.name.span, "defined here"),
+            );
+            return err;
+        }
+        for ((a, v), (an, at)) in args.iter().zip(vals).zip(&decl.args) {
+            if let Some(t) = Ty::from_name(&at.name) {
+                self.expect(a.span, v.ty, t, &format!("argument `{}` of `{n}`", an.name));
+            }
+        }
+        match self.fn_type(i) {
+            Some(t) => {
+                if dep {
+                    if let Some(k) = self.fn_kinks.get(&i) {
+                        self.kinks.push((span, k));
+                    }
+                }
+                Val { ty: t, dep }
+            }
+            None => {
+                self.diags.push(
+                    Diagnostic::error("E0212", format!("function `{n}` calls itself"))
+                        .at(span, "recursive call")
+                        .also(gspan, "defined here")
+                        .note("calls are inlined, so a function cannot be recursive"),
+                );
+                err
+            }
+        }
+    }
+
+    /// A call of a spline: one scalar argument.
+    fn spline_call(&mut self, n: &str, args: &[Expr], vals: &[Val], span: Span) -> Val {
+        let dep = vals.iter().any(|v| v.dep);
+        let err = Val { ty: Ty::Error, dep };
+        if args.len() != 1 {
+            self.diags.push(
+                Diagnostic::error(
+                    "E0303",
+                    format!("spline `{n}` takes 1 argument, found {}", args.len()),
+                )
+                .at(span, "expected one scalar"),
+            );
+            return err;
+        }
+        self.expect(
+            args[0].span,
+            vals[0].ty,
+            Ty::Scalar,
+            &format!("the argument of spline `{n}`"),
+        );
+        Val {
+            ty: Ty::Scalar,
+            dep,
+        }
+    }
+
+    /// A call of a builtin function: arity and typing from the `builtins` table.
+    fn builtin_call(&mut self, name: &Ident, args: &[Expr], vals: &[Val], span: Span) -> Val {
+        let n = name.name.as_str();
+        let dep = vals.iter().any(|v| v.dep);
+        let err = Val { ty: Ty::Error, dep };
         let Some(builtin) = builtins::function(n) else {
             if self.lost.contains(n) {
                 return err;

@@ -81,7 +81,7 @@ impl<'m> Checker<'m> {
             }
             // Arguments count as state-dependent here, so that kinks of the
             // arguments are found; a call reports them when its arguments are.
-            env.locals.push(Local {
+            env.push(Local {
                 name: name.name.clone(),
                 ty: t,
                 dep: true,
@@ -127,35 +127,9 @@ impl<'m> Checker<'m> {
         for (v, span) in &conns {
             self.expect(*span, v.ty, Ty::Body, "a connection");
         }
-        let info = match self.type_info(&inst.ty.name, Some(inst.ty.span)) {
-            Some(i) => i,
-            None => {
-                if !self.typedefs.contains_key(&inst.ty.name)
-                    && !self.lost.contains(inst.ty.name.as_str())
-                {
-                    let candidates: Vec<String> = self
-                        .typedefs
-                        .iter()
-                        .filter(|(_, e)| e.def.kind == inst.kind)
-                        .map(|(n, _)| n.clone())
-                        .collect();
-                    let all: Vec<String> = self.typedefs.keys().cloned().collect();
-                    let mut d = Diagnostic::error(
-                        "E0203",
-                        format!("unknown {} type `{}`", inst.kind.keyword(), inst.ty.name),
-                    )
-                    .at(inst.ty.span, "no element type of this name");
-                    d = match crate::did_you_mean(
-                        &inst.ty.name,
-                        candidates.iter().map(String::as_str),
-                    ) {
-                        Some(s) => d.note(format!("did you mean `{s}`?")),
-                        None => d.suggest(&inst.ty.name, all.iter().map(String::as_str)),
-                    };
-                    self.diags.push(d);
-                }
-                return;
-            }
+        let Some(info) = self.type_info(&inst.ty.name, Some(inst.ty.span)) else {
+            self.unknown_type(inst);
+            return;
         };
         if info.kind != inst.kind {
             self.diags.push(
@@ -179,6 +153,37 @@ impl<'m> Checker<'m> {
                 )),
             );
         }
+        self.connection_count(inst, &info, conns.len());
+        self.instance_fields(inst, &info, field_vals);
+    }
+
+    /// `unknown ... type` for an instance whose type is not defined (silent if it may
+    /// have been declared in text a syntax error skipped).
+    fn unknown_type(&mut self, inst: &Instance) {
+        if !self.typedefs.contains_key(&inst.ty.name) && !self.lost.contains(inst.ty.name.as_str())
+        {
+            let candidates: Vec<String> = self
+                .typedefs
+                .iter()
+                .filter(|(_, e)| e.def.kind == inst.kind)
+                .map(|(n, _)| n.clone())
+                .collect();
+            let all: Vec<String> = self.typedefs.keys().cloned().collect();
+            let mut d = Diagnostic::error(
+                "E0203",
+                format!("unknown {} type `{}`", inst.kind.keyword(), inst.ty.name),
+            )
+            .at(inst.ty.span, "no element type of this name");
+            d = match crate::did_you_mean(&inst.ty.name, candidates.iter().map(String::as_str)) {
+                Some(s) => d.note(format!("did you mean `{s}`?")),
+                None => d.suggest(&inst.ty.name, all.iter().map(String::as_str)),
+            };
+            self.diags.push(d);
+        }
+    }
+
+    /// The number of connections against the type's (required and with a default).
+    fn connection_count(&mut self, inst: &Instance, info: &TypeInfo, given: usize) {
         let total = info.connections.len();
         let required = info
             .connections
@@ -186,7 +191,7 @@ impl<'m> Checker<'m> {
             .filter(|c| c.default.is_none())
             .count();
         // A body given connections is reported once, by the caller.
-        if info.kind != Kind::Body && (conns.len() < required || conns.len() > total) {
+        if info.kind != Kind::Body && (given < required || given > total) {
             let sig: Vec<String> = info
                 .connections
                 .iter()
@@ -211,16 +216,20 @@ impl<'m> Checker<'m> {
                 Diagnostic::error(
                     "E0307",
                     format!(
-                        "`{}` connects {expected} bodies, but {} given",
-                        info.name,
-                        conns.len()
+                        "`{}` connects {expected} bodies, but {given} given",
+                        info.name
                     ),
                 )
-                .at(inst.connections_span, format!("{} given", conns.len()))
-                .also(info_name_span(&info), "type defined here")
+                .at(inst.connections_span, format!("{given} given"))
+                .also(info_name_span(info), "type defined here")
                 .note(format!("{}({})", info.name, sig.join(", "))),
             );
         }
+    }
+
+    /// The fields against the type's parameters: each given once, known, of its type,
+    /// and every required one given.
+    fn instance_fields(&mut self, inst: &Instance, info: &TypeInfo, field_vals: Vec<Val>) {
         let mut given: HashMap<&str, Span> = HashMap::new();
         for (f, v) in inst.fields.iter().zip(field_vals) {
             if let Some(prev) = given.get(f.name.name.as_str()) {

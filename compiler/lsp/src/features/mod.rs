@@ -359,69 +359,39 @@ pub fn symbols(doc: &Document) -> Vec<DocumentSymbol> {
     let text = doc.file_text(doc.root);
     let idx = LineIndex::new(text);
     let r = |s: fdc_frontend::ast::Span| idx.range(text, s.start as usize, s.end as usize);
+    // A symbol without children, and the one of an instance (top-level or nested).
+    let leaf = |name: &fdc_frontend::ast::Ident, detail: String, kind, span| {
+        symbol(&name.name, detail, kind, r(span), r(name.span), Vec::new())
+    };
+    let instance = |i: &fdc_frontend::ast::Instance| {
+        let detail = format!("{}: {}", i.kind.keyword(), i.ty.name);
+        leaf(&i.name, detail, kind_symbol(i.kind), i.span)
+    };
     let mut out = Vec::new();
     for it in &module.items {
         match it {
-            Item::Instance(i) => out.push(symbol(
-                &i.name.name,
-                format!("{}: {}", i.kind.keyword(), i.ty.name),
-                kind_symbol(i.kind),
-                r(i.span),
-                r(i.name.span),
-                Vec::new(),
-            )),
+            Item::Instance(i) => out.push(instance(i)),
             Item::Param(p) | Item::Input(p) => {
                 let word = if matches!(it, Item::Param(_)) {
                     "param"
                 } else {
                     "input"
                 };
-                out.push(symbol(
-                    &p.name.name,
-                    word.into(),
-                    SymbolKind::CONSTANT,
-                    r(p.span),
-                    r(p.name.span),
-                    Vec::new(),
-                ))
+                out.push(leaf(&p.name, word.into(), SymbolKind::CONSTANT, p.span))
             }
-            Item::Fn(f) => out.push(symbol(
-                &f.name.name,
-                "fn".into(),
-                SymbolKind::FUNCTION,
-                r(f.span),
-                r(f.name.span),
-                Vec::new(),
-            )),
-            Item::Spline(s) => out.push(symbol(
-                &s.name.name,
-                "spline".into(),
-                SymbolKind::FUNCTION,
-                r(s.span),
-                r(s.name.span),
-                Vec::new(),
-            )),
+            Item::Fn(f) => out.push(leaf(&f.name, "fn".into(), SymbolKind::FUNCTION, f.span)),
+            Item::Spline(s) => {
+                out.push(leaf(&s.name, "spline".into(), SymbolKind::FUNCTION, s.span))
+            }
             Item::TypeDef(t) => {
                 let children = t
                     .body
                     .iter()
                     .filter_map(|st| match &st.kind {
-                        StmtKind::Param(p) => Some(symbol(
-                            &p.name.name,
-                            "param".into(),
-                            SymbolKind::FIELD,
-                            r(p.span),
-                            r(p.name.span),
-                            Vec::new(),
-                        )),
-                        StmtKind::Instance(i) => Some(symbol(
-                            &i.name.name,
-                            format!("{}: {}", i.kind.keyword(), i.ty.name),
-                            kind_symbol(i.kind),
-                            r(i.span),
-                            r(i.name.span),
-                            Vec::new(),
-                        )),
+                        StmtKind::Param(p) => {
+                            Some(leaf(&p.name, "param".into(), SymbolKind::FIELD, p.span))
+                        }
+                        StmtKind::Instance(i) => Some(instance(i)),
                         _ => None,
                     })
                     .collect();
