@@ -31,6 +31,6 @@ pub mod table;
 pub use error::{Culprit, RuntimeError, SimError, SimErrorKind};
 pub use linear::LinearSolverKind;
 pub use model::{ElementInstance, Model, RuntimeInput};
-pub use settings::{ErrorWeights, Form, Newton, Predictor, Settings, StepControl};
+pub use settings::{ErrorWeights, Form, Newton, Predictor, SettingError, Settings, StepControl};
 pub use system::linearize::{Linearization, Mode, ModeKind};
 pub use system::{Correction, MemorySink, ResultSink, RunStats, StepReport, System, TimingStats};

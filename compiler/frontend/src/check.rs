@@ -301,15 +301,19 @@ pub(crate) fn check(
     }
 
     // Pass 2: check.
-    let names: Vec<String> = c.typedefs.keys().cloned().collect();
-    for n in &names {
+    // Each type after the types of its nested instances: no deep recursion through
+    // `type_info` on a long chain of types.
+    for n in &c.typedef_order() {
         c.type_info(n, None);
     }
-    for i in 0..c.params.len() {
-        c.global_param(i, false);
-    }
-    for i in 0..c.inputs.len() {
-        c.global_param(i, true);
+    // In dependency order (forward references are allowed): no deep recursion
+    // through `global_param` / `fn_type` on a long chain.
+    for d in c.definition_order() {
+        match d {
+            items::Def::Param(i) => _ = c.global_param(i, false),
+            items::Def::Input(i) => _ = c.global_param(i, true),
+            items::Def::Fn(i) => _ = c.fn_type(i),
+        }
     }
     for i in 0..c.fns.len() {
         c.fn_type(i);

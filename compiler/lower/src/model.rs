@@ -95,6 +95,7 @@ impl<'a> Lowering<'a> {
             };
             for f in settings {
                 let key = f.name.name.as_str();
+                s.spans.push((key.to_string(), f.value.span));
                 let word = match &f.value.kind {
                     ExprKind::Name(n) => Some(n.clone()),
                     _ => None,
