@@ -106,3 +106,33 @@ fn a_chain_of_functions_is_refused_at_the_inlining_limit() {
     );
     assert_eq!(value(&params, "q"), depth as f64);
 }
+
+/// Element types each containing the next as a nested instance, in both orders: the
+/// expansion and the checker order them without recursion; the lowering flattens at
+/// most 16 levels of nested instances, then says so.
+#[test]
+fn a_chain_of_element_types_is_refused_at_the_nesting_limit() {
+    let def = |i: usize, j: usize| format!("force t{i}(b: body) {{ force x: t{j}(b) {{}} }}\n");
+    let leaf = |i: usize| format!("force t{i}(b: body) {{ apply force [0, 0, 1] on b; }}\n");
+    let model = |top: usize| {
+        format!("body rod: rigid_body {{ mass = 1; inertia = [1, 1, 1]; }}\nforce top: t{top}(rod) {{}}\n")
+    };
+    let forward: String = (0..N - 1)
+        .map(|i| def(i, i + 1))
+        .chain([leaf(N - 1), model(0)])
+        .collect();
+    let backward: String = std::iter::once(leaf(0))
+        .chain((1..N).map(|i| def(i, i - 1)))
+        .chain([model(N - 1)])
+        .collect();
+    for text in [forward, backward] {
+        let (codes, lowering, _) = run_small_stack(text);
+        assert!(codes.is_empty(), "{codes:?}");
+        assert!(
+            lowering
+                .iter()
+                .any(|m| m.contains("element types nest too deeply")),
+            "{lowering:?}"
+        );
+    }
+}
