@@ -183,7 +183,7 @@ fn mutated_models_never_crash_hang_or_lose_their_place() {
             Err(e) => failures.push(format!("input {i}: {e}")),
         }
         done = i + 1;
-        if done % every == 0 && done < inputs {
+        if done.is_multiple_of(every) && done < inputs {
             eprintln!(
                 "fuzz progress: {done}/{inputs} inputs, 0 failures, mean {:.2} ms, slowest {:.1} ms, {:.0} s elapsed",
                 total.as_secs_f64() * 1e3 / done as f64,

@@ -228,6 +228,13 @@ impl Settings {
     /// comparison of two settings is only made when each is valid on its own.
     pub fn problems(&self) -> Vec<SettingError> {
         let mut out = Vec::new();
+        self.time_problems(&mut out);
+        self.solver_problems(&mut out);
+        out
+    }
+
+    /// `end`, `step` and `output_every`: ranges, the time's resolution, the counts.
+    fn time_problems(&self, out: &mut Vec<SettingError>) {
         let mut bad = |key: &'static str, message: String| out.push(SettingError { key, message });
         let pos = |x: f64| x.is_finite() && x > 0.0;
         let r = readable;
@@ -247,10 +254,9 @@ impl Settings {
             bad(
                 "step",
                 format!(
-                    "step {} is below what the time resolves at t = {} ({}): the time would stand still",
+                    "step {} is below what the time resolves at t = {} ({floor:.1e}): the time would stand still",
                     r(self.step),
                     r(self.end),
-                    format!("{floor:.1e}")
                 ),
             );
         } else if end_ok && self.adaptive.is_none() && self.end / self.step > MAX_STEPS {
@@ -277,10 +283,9 @@ impl Settings {
             bad(
                 "output_every",
                 format!(
-                    "output interval {} is below what the time resolves at t = {} ({})",
+                    "output interval {} is below what the time resolves at t = {} ({floor:.1e})",
                     r(every),
                     r(self.end),
-                    format!("{floor:.1e}")
                 ),
             );
         } else if every > 0.0 && end_ok && self.end / every > MAX_ROWS {
@@ -294,6 +299,15 @@ impl Settings {
                 ),
             );
         }
+    }
+
+    /// The integrator's and Newton's settings.
+    fn solver_problems(&self, out: &mut Vec<SettingError>) {
+        let mut bad = |key: &'static str, message: String| out.push(SettingError { key, message });
+        let pos = |x: f64| x.is_finite() && x > 0.0;
+        let r = readable;
+        let every = self.output_every;
+        let step_ok = pos(self.step);
         if !(-1.0 / 3.0 - 1e-12..=0.0).contains(&self.alpha) {
             bad(
                 "alpha",
@@ -377,7 +391,6 @@ impl Settings {
                 "max_newton_iterations must be at least 1".into(),
             );
         }
-        out
     }
 
     /// The defaults of the `simulate` keys, one `key = value  (meaning)` per line, from
