@@ -305,6 +305,7 @@ pub fn run(a: &RunArgs) -> ExitCode {
     let wall = t_run.elapsed().as_secs_f64();
     // A signal after the last row: the results are complete, the exit still says so.
     progress.stop_if_signalled(stats_t(&result));
+    let non_finite = progress.inner.non_finite.warnings();
     let rows = progress.finish();
     let (stats, failure) = match result {
         Ok(s) => (s, None),
@@ -323,6 +324,10 @@ pub fn run(a: &RunArgs) -> ExitCode {
         if let Ok(n) = &rows {
             eprintln!("results: {} ({n} rows)", out_path.display());
         }
+    }
+    // Last in the summary, also with -q: results that are not numbers.
+    for w in &non_finite {
+        eprintln!("warning: {w}");
     }
     // Also with -q: every non-zero exit says why.
     if let Err(e) = &rows {

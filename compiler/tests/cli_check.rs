@@ -246,3 +246,52 @@ fn check_states_the_degrees_of_freedom_and_rejects_a_negative_mass() {
         "{err}"
     );
 }
+
+/// `fdc check` and `fdc run` refuse the same settings with the same located message
+/// (one validation): exit 1, `file:2:col` at the value, no code compiled or run.
+#[test]
+fn check_and_run_refuse_the_same_settings_at_their_values() {
+    let bad = [
+        ("step", "0", "step 0 must be positive"),
+        ("alpha", "0.5", "HHT alpha 0.5 must lie in [-1/3, 0]"),
+        ("end", "-1", "end time -1 must be finite"),
+        ("output_every", "-1", "output interval -1 must be finite"),
+        ("adaptive", "-1", "error tolerance -1 must be positive"),
+        (
+            "newton",
+            "velocity(-1)",
+            "Newton tolerance -1 must be positive",
+        ),
+        ("newton", "fixed(1000000000000)", "at most 1000 corrections"),
+        (
+            "step",
+            "1e-300",
+            "step 1e-300 is below what the time resolves",
+        ),
+        ("output_every", "1e-300", "output interval 1e-300 is below"),
+    ];
+    for (key, value, message) in bad {
+        let line = format!("simulate {{ {key} = {value}; }}");
+        let text = format!("body b: rigid_body {{ mass = 1; inertia = [1, 1, 1]; }}\n{line}\n");
+        let p = temp_model("settings.fd", &text);
+        let col = line.find(value).unwrap() + 1;
+        for cmd in ["check", "run"] {
+            let out = fdc(&[cmd, p.to_str().unwrap()]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{cmd} {key} = {value}: {stderr}"
+            );
+            assert!(stderr.contains("E0920"), "{cmd} {key} = {value}: {stderr}");
+            assert!(stderr.contains(message), "{cmd} {key} = {value}: {stderr}");
+            assert!(
+                stderr.contains(&format!("settings.fd:2:{col}")),
+                "{cmd} {key} = {value}: {stderr}"
+            );
+            // Readable numbers: no tiny value printed with all its 300 digits.
+            let error = stderr.lines().find(|l| l.contains("E0920")).unwrap();
+            assert!(error.len() < 160, "{error}");
+        }
+    }
+}

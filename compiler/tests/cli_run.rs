@@ -477,3 +477,48 @@ fn rho_inf_and_atol_are_simulate_keys_and_two_dampings_are_an_error() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_output_that_stops_being_a_number_is_one_warning_with_its_first_time() {
+    let dir = temp("nanoutput");
+    let model = dir.join("nan.fd");
+    // √(0.5 − t) is NaN after t = 0.5: the first row after it is t = 0.51. The
+    // position stays finite: one warning, for `r` only, after the summary.
+    std::fs::write(
+        &model,
+        "body b: rigid_body { mass = 1; inertia = [1, 1, 1]; }\n\
+         output z = b.position.z;\n\
+         output r = sqrt(0.5 - t);\n\
+         simulate { end = 1; step = 1e-3; output_every = 0.01; }\n",
+    )
+    .unwrap();
+    let csv = dir.join("nan.csv");
+    let out = fdc(
+        &[model.to_str().unwrap(), "-o", csv.to_str().unwrap()],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("non-finite"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].starts_with("warning: output `r` is NaN from t = 0.51"),
+        "{stderr}"
+    );
+    assert!(stderr.trim_end().ends_with(warnings[0]), "{stderr}");
+    // The file agrees: the first NaN of `r` is in the row of t = 0.51.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let r = header.iter().position(|c| *c == "r").unwrap();
+    let first_nan = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .find(|cells| cells[r] == "NaN")
+        .map(|cells| cells[0].parse::<f64>().unwrap())
+        .unwrap_or_else(|| panic!("no NaN of `r` in {header:?}"));
+    assert!((first_nan - 0.51).abs() < 1e-9, "{first_nan}");
+}

@@ -163,6 +163,11 @@ fn mutated_models_never_crash_hang_or_lose_their_place() {
     let path = dir.join("m.fd");
     let (mut total, mut slowest) = (Duration::ZERO, Duration::ZERO);
     let mut failures = Vec::new();
+    // Progress on stderr (seen with `--nocapture`): a long campaign that is stopped or
+    // still running has an honest count to report.
+    let every = env_number("FDC_FUZZ_PROGRESS", 1000).max(1);
+    let started = Instant::now();
+    let mut done = 0u64;
     for i in 0..inputs {
         let text = mutate(&mut rng, &seeds);
         std::fs::write(&path, &text).unwrap();
@@ -177,15 +182,26 @@ fn mutated_models_never_crash_hang_or_lose_their_place() {
             }
             Err(e) => failures.push(format!("input {i}: {e}")),
         }
+        done = i + 1;
+        if done.is_multiple_of(every) && done < inputs {
+            eprintln!(
+                "fuzz progress: {done}/{inputs} inputs, 0 failures, mean {:.2} ms, slowest {:.1} ms, {:.0} s elapsed",
+                total.as_secs_f64() * 1e3 / done as f64,
+                slowest.as_secs_f64() * 1e3,
+                started.elapsed().as_secs_f64()
+            );
+        }
         if !failures.is_empty() {
             std::fs::write(dir.join(format!("failure{i}.fd")), &text).unwrap();
             break;
         }
     }
     println!(
-        "fuzz: {inputs} inputs, mean {:.2} ms, slowest {:.1} ms",
-        total.as_secs_f64() * 1e3 / inputs.max(1) as f64,
-        slowest.as_secs_f64() * 1e3
+        "fuzz: {done} of {inputs} inputs, {} failures, mean {:.2} ms, slowest {:.1} ms, {:.0} s",
+        failures.len(),
+        total.as_secs_f64() * 1e3 / done.max(1) as f64,
+        slowest.as_secs_f64() * 1e3,
+        started.elapsed().as_secs_f64()
     );
     assert!(
         failures.is_empty(),

@@ -31,7 +31,9 @@ pub mod table;
 pub use error::{Culprit, RuntimeError, SimError, SimErrorKind};
 pub use linear::LinearSolverKind;
 pub use model::{ElementInstance, Model, RuntimeInput};
-pub use settings::{ErrorWeights, Form, Newton, Predictor, Scheme, Settings, StepControl};
+pub use settings::{
+    ErrorWeights, Form, Newton, Predictor, Scheme, SettingError, Settings, StepControl,
+};
 pub use system::linearize::{Linearization, Mode, ModeKind};
 pub use system::{
     Correction, MemorySink, ResultSink, RunStats, State, StepReport, System, TimingStats,

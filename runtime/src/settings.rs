@@ -176,75 +176,237 @@ impl Default for Settings {
     }
 }
 
+/// A setting the run refuses: the `simulate` key it is about (the command line's flag
+/// of the same value has the same name) and why. `fdc check` and the language server
+/// put the message on the key's value, `fdc run` on a flag prints it as it is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SettingError {
+    pub key: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for SettingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Most corrections `newton = fixed(n)` may ask for per step (each is a factorization
+/// or a solve; 1000 is far beyond any converging Newton iteration).
+pub const MAX_FIXED_NEWTON: usize = 1000;
+
+/// Most result rows a run may write, `end / output_every` (about 100 bytes each per
+/// 10 channels: 10^8 rows are gigabytes already).
+pub const MAX_ROWS: f64 = 1e8;
+
+/// Most fixed steps a run may take, `end / step` (without `adaptive`).
+pub const MAX_STEPS: f64 = 1e9;
+
+/// Shortest step and output interval relative to max(end, 1): 1024 ε of the double
+/// precision time (2.3e-13), so that t + step differs from t in about ten bits at the
+/// end of the run; below it the time stands still (rows at one t forever).
+pub const TIME_RESOLUTION: f64 = 1024.0 * f64::EPSILON;
+
+/// `x` for a message: plain decimals for everyday magnitudes, exponent form for the
+/// tiny and the huge (never a 300-digit number).
+pub fn readable(x: f64) -> String {
+    let a = x.abs();
+    if x == 0.0 || !x.is_finite() || (1e-4..1e6).contains(&a) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 impl Settings {
-    /// Checks the numbers; a bad setting is an error, never a panic later.
+    /// Checks the numbers; a bad setting is an error, never a panic later (the first
+    /// problem of [`Settings::problems`] as text).
     pub fn validate(&self) -> Result<(), String> {
+        match self.problems().into_iter().next() {
+            Some(e) => Err(e.message),
+            None => Ok(()),
+        }
+    }
+
+    /// Every setting the run refuses, each with its key: the one validation of
+    /// `fdc run`, `fdc check` and the language server (through the lowering). A
+    /// comparison of two settings is only made when each is valid on its own.
+    pub fn problems(&self) -> Vec<SettingError> {
+        let mut out = Vec::new();
+        self.time_problems(&mut out);
+        self.solver_problems(&mut out);
+        out
+    }
+
+    /// `end`, `step` and `output_every`: ranges, the time's resolution, the counts.
+    fn time_problems(&self, out: &mut Vec<SettingError>) {
+        let mut bad = |key: &'static str, message: String| out.push(SettingError { key, message });
         let pos = |x: f64| x.is_finite() && x > 0.0;
-        if !(self.end.is_finite() && self.end >= 0.0) {
-            return Err(format!(
-                "end time {} must be finite and not negative",
-                self.end
-            ));
+        let r = readable;
+        let end_ok = self.end.is_finite() && self.end >= 0.0;
+        if !end_ok {
+            bad(
+                "end",
+                format!("end time {} must be finite and not negative", r(self.end)),
+            );
         }
-        if !pos(self.step) {
-            return Err(format!("step {} must be positive", self.step));
+        // The time's resolution at the end of the run.
+        let floor = TIME_RESOLUTION * self.end.abs().max(1.0);
+        let step_ok = pos(self.step);
+        if !step_ok {
+            bad("step", format!("step {} must be positive", r(self.step)));
+        } else if end_ok && self.step < floor {
+            bad(
+                "step",
+                format!(
+                    "step {} is below what the time resolves at t = {} ({floor:.1e}): the time would stand still",
+                    r(self.step),
+                    r(self.end),
+                ),
+            );
+        } else if end_ok && self.adaptive.is_none() && self.end / self.step > MAX_STEPS {
+            bad(
+                "step",
+                format!(
+                    "{} fixed steps to t = {} (more than {}): a longer step, or `adaptive`",
+                    r((self.end / self.step).ceil()),
+                    r(self.end),
+                    r(MAX_STEPS)
+                ),
+            );
         }
-        if !(self.output_every.is_finite() && self.output_every >= 0.0) {
-            return Err(format!(
-                "output interval {} must be finite and not negative",
-                self.output_every
-            ));
+        let every = self.output_every;
+        if !(every.is_finite() && every >= 0.0) {
+            bad(
+                "output_every",
+                format!(
+                    "output interval {} must be finite and not negative",
+                    r(every)
+                ),
+            );
+        } else if every > 0.0 && end_ok && every < floor {
+            bad(
+                "output_every",
+                format!(
+                    "output interval {} is below what the time resolves at t = {} ({floor:.1e})",
+                    r(every),
+                    r(self.end),
+                ),
+            );
+        } else if every > 0.0 && end_ok && self.end / every > MAX_ROWS {
+            bad(
+                "output_every",
+                format!(
+                    "{} result rows to t = {} (more than {}): a longer output interval",
+                    r((self.end / every).ceil()),
+                    r(self.end),
+                    r(MAX_ROWS)
+                ),
+            );
         }
+    }
+
+    /// The integrator's and Newton's settings.
+    fn solver_problems(&self, out: &mut Vec<SettingError>) {
+        let mut bad = |key: &'static str, message: String| out.push(SettingError { key, message });
+        let pos = |x: f64| x.is_finite() && x > 0.0;
+        let r = readable;
+        let every = self.output_every;
+        let step_ok = pos(self.step);
         if !(-1.0 / 3.0 - 1e-12..=0.0).contains(&self.alpha) {
-            return Err(format!("HHT alpha {} must lie in [-1/3, 0]", self.alpha));
+            bad(
+                "alpha",
+                format!("HHT alpha {} must lie in [-1/3, 0]", r(self.alpha)),
+            );
         }
         if let Some(rho) = self.rho_inf {
             if !(0.0..=1.0).contains(&rho) {
-                return Err(format!("rho_inf {rho} must lie in [0, 1]"));
-            }
-            if self.form == Form::Negrut {
-                return Err(
+                bad("rho_inf", format!("rho_inf {} must lie in [0, 1]", r(rho)));
+            } else if self.form == Form::Negrut {
+                bad(
+                    "rho_inf",
                     "rho_inf needs the arnold_bruls form: the negrut form is HHT with alpha only"
                         .into(),
                 );
             }
         }
-        if let Some(tol) = self.adaptive {
-            if !pos(tol) {
-                return Err(format!("error tolerance {tol} must be positive"));
-            }
+        if let Some(tol) = self.adaptive.filter(|&t| !pos(t)) {
+            bad(
+                "adaptive",
+                format!("error tolerance {} must be positive", r(tol)),
+            );
         }
-        if let Some(atol) = self.atol {
-            if !pos(atol) {
-                return Err(format!("absolute tolerance {atol} must be positive"));
-            }
+        if let Some(atol) = self.atol.filter(|&t| !pos(t)) {
+            bad(
+                "atol",
+                format!("absolute tolerance {} must be positive", r(atol)),
+            );
         }
-        if !(self.step_min >= 0.0 && self.step_min <= self.step) {
-            return Err(format!(
-                "minimum step {} must lie in [0, step]",
-                self.step_min
-            ));
+        let min_ok = self.step_min >= 0.0 && self.step_min.is_finite();
+        let max_ok = !self.step_max.is_nan() && self.step_max > 0.0;
+        if !min_ok {
+            bad(
+                "step_min",
+                format!(
+                    "minimum step {} must be finite and not negative",
+                    r(self.step_min)
+                ),
+            );
+        } else if step_ok && self.step_min > self.step {
+            bad(
+                "step_min",
+                format!(
+                    "minimum step {} is longer than the step {}",
+                    r(self.step_min),
+                    r(self.step)
+                ),
+            );
+        } else if max_ok && self.step_min > self.step_max {
+            bad(
+                "step_min",
+                format!(
+                    "minimum step {} is longer than the maximum step {}",
+                    r(self.step_min),
+                    r(self.step_max)
+                ),
+            );
+        } else if every > 0.0 && every.is_finite() && every < self.step_min {
+            bad(
+                "output_every",
+                format!(
+                    "output interval {} is shorter than the minimum step {}",
+                    r(every),
+                    r(self.step_min)
+                ),
+            );
         }
-        if self.output_every > 0.0 && self.output_every < self.step_min {
-            return Err(format!(
-                "output interval {} is shorter than the minimum step {}",
-                self.output_every, self.step_min
-            ));
-        }
-        if self.step_max.is_nan() || self.step_max <= 0.0 {
-            return Err(format!("maximum step {} must be positive", self.step_max));
+        if !max_ok {
+            bad(
+                "step_max",
+                format!("maximum step {} must be positive", r(self.step_max)),
+            );
         }
         match self.newton {
-            Newton::Velocity { tol } if !pos(tol) => {
-                return Err(format!("Newton tolerance {tol} must be positive"))
-            }
-            Newton::Fixed(0) => return Err("fixed Newton needs at least one correction".into()),
+            Newton::Velocity { tol } if !pos(tol) => bad(
+                "newton",
+                format!("Newton tolerance {} must be positive", r(tol)),
+            ),
+            Newton::Fixed(0) => bad(
+                "newton",
+                "fixed Newton needs at least one correction".into(),
+            ),
+            Newton::Fixed(n) if n > MAX_FIXED_NEWTON => bad(
+                "newton",
+                format!("fixed({n}): at most {MAX_FIXED_NEWTON} corrections per step"),
+            ),
             _ => {}
         }
         if self.max_newton_iterations == 0 {
-            return Err("max_newton_iterations must be at least 1".into());
+            bad(
+                "max_newton_iterations",
+                "max_newton_iterations must be at least 1".into(),
+            );
         }
-        Ok(())
     }
 
     /// The defaults of the `simulate` keys, one `key = value  (meaning)` per line, from

@@ -12,6 +12,46 @@ pub struct CsvSink {
     out: BufWriter<File>,
     error: Option<io::Error>,
     pub rows: usize,
+    /// Channels that became NaN or infinite.
+    pub non_finite: NonFinite,
+}
+
+/// The first non-finite value (NaN, ±inf) of every channel, for one warning per
+/// channel after the run: such a value is written as it is (`NaN`, `inf`), and a run
+/// that produced it still exits 0, so the summary has to say so.
+#[derive(Debug, Default)]
+pub struct NonFinite {
+    names: Vec<String>,
+    /// Per channel: the time and value of its first non-finite row.
+    first: Vec<Option<(f64, f64)>>,
+}
+
+impl NonFinite {
+    pub fn header(&mut self, names: &[String]) {
+        self.names = names.to_vec();
+        self.first = vec![None; names.len()];
+    }
+
+    pub fn row(&mut self, t: f64, values: &[f64]) {
+        for (slot, &v) in self.first.iter_mut().zip(values) {
+            if slot.is_none() && !v.is_finite() {
+                *slot = Some((t, v));
+            }
+        }
+    }
+
+    /// One line per channel that was not finite, in channel order.
+    pub fn warnings(&self) -> Vec<String> {
+        self.names
+            .iter()
+            .zip(&self.first)
+            .filter_map(|(n, f)| {
+                f.map(|(t, v)| {
+                    format!("output `{n}` is {v} from t = {t} s on (first non-finite row)")
+                })
+            })
+            .collect()
+    }
 }
 
 impl CsvSink {
@@ -20,6 +60,7 @@ impl CsvSink {
             out: BufWriter::new(File::create(path)?),
             error: None,
             rows: 0,
+            non_finite: NonFinite::default(),
         })
     }
 
@@ -52,6 +93,7 @@ impl CsvSink {
 
 impl ResultSink for CsvSink {
     fn header(&mut self, names: &[String]) {
+        self.non_finite.header(names);
         self.write(|o| {
             write!(o, "time")?;
             for n in names {
@@ -63,6 +105,7 @@ impl ResultSink for CsvSink {
 
     fn row(&mut self, t: f64, values: &[f64]) {
         self.rows += 1;
+        self.non_finite.row(t, values);
         self.write(|o| {
             write!(o, "{t:?}")?;
             for v in values {
@@ -70,5 +113,29 @@ impl ResultSink for CsvSink {
             }
             writeln!(o)
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One warning per channel, with the first bad row's time and value; a channel
+    /// that stays finite and rows after the first bad one add nothing.
+    #[test]
+    fn the_first_non_finite_value_of_each_channel_is_reported_once() {
+        let mut w = NonFinite::default();
+        w.header(&["a".into(), "b".into(), "c".into()]);
+        w.row(0.0, &[1.0, 2.0, 3.0]);
+        w.row(0.5, &[f64::NAN, 2.0, 3.0]);
+        w.row(0.75, &[1.0, f64::NEG_INFINITY, 3.0]);
+        w.row(1.0, &[f64::INFINITY, f64::NAN, 3.0]);
+        assert_eq!(
+            w.warnings(),
+            [
+                "output `a` is NaN from t = 0.5 s on (first non-finite row)",
+                "output `b` is -inf from t = 0.75 s on (first non-finite row)",
+            ]
+        );
     }
 }

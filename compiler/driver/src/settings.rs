@@ -2,7 +2,7 @@
 //! command line's overrides applied on top.
 
 use fdc_lower::NewtonSetting;
-use fdc_runtime::{Form, LinearSolverKind, Newton, Settings};
+use fdc_runtime::Settings;
 
 /// What the command line may override; `None` keeps the model's value.
 #[derive(Clone, Debug, Default)]
@@ -20,22 +20,6 @@ pub struct Overrides {
     pub timing: bool,
     /// `--assemble true|false`.
     pub assemble: Option<bool>,
-}
-
-fn form(word: &str) -> Result<Form, String> {
-    match word {
-        "arnold_bruls" | "arnold-bruls" => Ok(Form::ArnoldBruls),
-        "negrut" => Ok(Form::Negrut),
-        other => Err(format!("unknown HHT form `{other}` (arnold_bruls, negrut)")),
-    }
-}
-
-fn linear(word: &str) -> Result<LinearSolverKind, String> {
-    match word {
-        "sparse" => Ok(LinearSolverKind::Sparse),
-        "dense" => Ok(LinearSolverKind::Dense),
-        other => Err(format!("unknown linear solver `{other}` (sparse, dense)")),
-    }
 }
 
 /// Parses `velocity:TOL`, `velocity`, `legacy` or `fixed:N` (the `--newton` flag).
@@ -56,54 +40,31 @@ pub fn parse_newton(s: &str) -> Result<NewtonSetting, String> {
     }
 }
 
-/// Model settings, then overrides; the result is validated by the runtime.
+/// Model settings, then overrides; the result is validated by the runtime (the same
+/// `Settings::problems` the lowering reported on the model's values, so an error here
+/// comes from a command-line flag).
 pub fn runtime_settings(model: &fdc_lower::Settings, o: &Overrides) -> Result<Settings, String> {
-    let d = Settings::default();
-    let end = o.end.or(model.end).unwrap_or(d.end);
-    let step = o.step.or(model.step).unwrap_or(d.step);
-    let newton = match o.newton.or(model.newton) {
-        None => d.newton,
-        Some(NewtonSetting::Velocity(tol)) => Newton::Velocity { tol },
-        Some(NewtonSetting::Legacy) => Newton::Legacy,
-        Some(NewtonSetting::Fixed(n)) => Newton::Fixed(n),
-    };
+    let mut m = model.clone();
+    m.end = o.end.or(m.end);
+    m.step = o.step.or(m.step);
+    m.output_every = o.output_every.or(m.output_every);
     // One damping: a flag replaces the model's (either key); two flags are an error.
-    let (alpha, rho_inf) = match (o.alpha, o.rho_inf) {
+    match (o.alpha, o.rho_inf) {
         (Some(_), Some(_)) => {
             return Err("--alpha and --rho-inf both set the numerical damping: keep one".into())
         }
-        (Some(a), None) => (a, None),
-        (None, Some(r)) => (d.alpha, Some(r)),
-        (None, None) => (model.alpha.unwrap_or(d.alpha), model.rho_inf),
-    };
-    let s = Settings {
-        end,
-        step,
-        output_every: o
-            .output_every
-            .or(model.output_every)
-            .unwrap_or(d.output_every),
-        output_exact: model.output_exact.unwrap_or(d.output_exact),
-        alpha,
-        rho_inf,
-        form: match o.form.as_deref().or(model.form.as_deref()) {
-            Some(w) => form(w)?,
-            None => d.form,
-        },
-        newton,
-        adaptive: o.adaptive.or(model.adaptive),
-        atol: o.atol.or(model.atol),
-        step_min: model.step_min.unwrap_or(d.step_min.min(step)),
-        step_max: model.step_max.unwrap_or(d.step_max),
-        linear: match o.linear.as_deref().or(model.linear_solver.as_deref()) {
-            Some(w) => linear(w)?,
-            None => d.linear,
-        },
-        timing: o.timing,
-        assemble: o.assemble.or(model.assemble).unwrap_or(d.assemble),
-        given: model.given.clone(),
-        ..d.clone()
-    };
+        (Some(a), None) => (m.alpha, m.rho_inf) = (Some(a), None),
+        (None, Some(r)) => (m.alpha, m.rho_inf) = (None, Some(r)),
+        (None, None) => {}
+    }
+    m.form = o.form.clone().or(m.form);
+    m.newton = o.newton.or(m.newton);
+    m.adaptive = o.adaptive.or(m.adaptive);
+    m.atol = o.atol.or(m.atol);
+    m.linear_solver = o.linear.clone().or(m.linear_solver);
+    m.assemble = o.assemble.or(m.assemble);
+    let mut s = m.to_runtime()?;
+    s.timing = o.timing;
     s.validate()?;
     Ok(s)
 }
@@ -111,6 +72,7 @@ pub fn runtime_settings(model: &fdc_lower::Settings, o: &Overrides) -> Result<Se
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fdc_runtime::Newton;
 
     /// A model without settings and no flags runs with the runtime's defaults: one
     /// home for them (`Settings::default`), none hard-coded here.

@@ -337,15 +337,19 @@ impl<'m> Checker<'m> {
     /// model's outputs, gravity and settings.
     fn check_all(&mut self, top: &TopLevel<'m>) -> Model {
         let mut model = Model::default();
-        let names: Vec<String> = self.typedefs.keys().cloned().collect();
-        for n in &names {
+        // Each type after the types of its nested instances: no deep recursion through
+        // `type_info` on a long chain of types.
+        for n in &self.typedef_order() {
             self.type_info(n, None);
         }
-        for i in 0..self.params.len() {
-            self.global_param(i, false);
-        }
-        for i in 0..self.inputs.len() {
-            self.global_param(i, true);
+        // In dependency order (forward references are allowed): no deep recursion
+        // through `global_param` / `fn_type` on a long chain.
+        for d in self.definition_order() {
+            match d {
+                items::Def::Param(i) => _ = self.global_param(i, false),
+                items::Def::Input(i) => _ = self.global_param(i, true),
+                items::Def::Fn(i) => _ = self.fn_type(i),
+            }
         }
         for i in 0..self.fns.len() {
             self.fn_type(i);

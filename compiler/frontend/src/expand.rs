@@ -74,6 +74,7 @@ pub fn expand(modules: &[Module], overrides: &[(String, f64)]) -> Expansion {
             _ => {}
         }
     }
+    x.prepare_structural();
     let mut out: Vec<Module> = modules
         .iter()
         .map(|m| {

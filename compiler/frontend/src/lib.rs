@@ -23,6 +23,7 @@ mod check;
 pub mod diag;
 pub mod expand;
 pub mod lexer;
+pub mod order;
 mod parse;
 pub mod print;
 pub mod source;

@@ -64,6 +64,11 @@ pub enum BodyProp {
     Inertia,
 }
 
+/// Most user-function calls inlined inside one another (documented in
+/// docs/reliability.md): inlining recurses, so a longer chain is an error, not a stack
+/// overflow.
+pub const MAX_CALL_DEPTH: usize = 64;
+
 pub struct Lowerer<'a, 'x, 'g> {
     pub globals: &'a Globals<'a>,
     pub target: Target<'x, 'g>,
@@ -388,8 +393,14 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 ),
             );
         }
-        if self.depth > 64 {
-            return self.error(span, "functions nest too deeply (recursion?)");
+        if self.depth > MAX_CALL_DEPTH {
+            return self.error(
+                span,
+                format!(
+                    "function calls nest deeper than {MAX_CALL_DEPTH} (`{}` inlined in a chain of calls)",
+                    decl.name.name
+                ),
+            );
         }
         let vals: Option<Vec<Val>> = args.iter().map(|a| self.expr(a)).collect();
         let vals = vals?;

@@ -36,6 +36,7 @@ mod instances;
 mod model;
 mod params;
 mod plausible;
+mod run_settings;
 mod spline_decls;
 mod statements;
 mod stmt_decls;
@@ -45,10 +46,11 @@ mod types;
 use statements::*;
 
 use eval::{eval_nodes, Time};
+pub use expr::MAX_CALL_DEPTH;
 use expr::{Globals, Hidden, Lowerer, Target};
 use fdc_diff::{BodyKind, Coordinates, ElementBuilder, ElementFunctions, Role};
 use fdc_frontend::ast::{
-    Expr, ExprKind, Field, Item, Kind, Module, Span, SplineDecl, StmtKind, TypeDef,
+    Expr, ExprKind, Field, FnDecl, Item, Kind, Module, Span, SplineDecl, StmtKind, TypeDef,
 };
 use fdc_frontend::SourceFiles;
 use fdc_ir::{Graph, Id};
@@ -81,6 +83,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0915", "tyre property file cannot be read"),
     ("E0916", "tyre property coefficient missing"),
     ("E0917", "tyre property coefficient malformed"),
+    (run_settings::E_SETTING, "simulate setting the run refuses"),
     (plausible::E_MASS, "body mass not positive"),
     (plausible::E_INERTIA, "principal inertias not physical"),
     (plausible::E_SELF_JOINT, "joint connects a body to itself"),
@@ -170,6 +173,9 @@ pub struct Settings {
     pub assemble: Option<bool>,
     /// `given = [a, b]`: body instances the assembly keeps where they start.
     pub given: Vec<String>,
+    /// Where each key's value is written (the last one counts): the place of a
+    /// setting the runtime refuses (`run_settings.rs`).
+    pub spans: Vec<(String, Span)>,
 }
 
 /// A model ready for code generation and the runtime.
@@ -356,6 +362,7 @@ pub fn lower_with_files<'a>(
         }
     }
     let settings = l.settings(&items);
+    l.check_settings(&settings, &items);
     l.finish(settings, params)
 }
 
@@ -420,8 +427,10 @@ impl<'a> Lowering<'a> {
         overrides: &[(String, f64)],
         files: Option<&'a SourceFiles>,
     ) -> Vec<(String, Vec<f64>)> {
+        // Each after the ones it uses (top-level names may be used before their
+        // definition).
         let mut params = Vec::new();
-        for item in items {
+        for item in &definition_order(items, &self.globals.fns) {
             let (p, is_input) = match item {
                 Item::Param(p) => (p, false),
                 Item::Input(p) => (p, true),
@@ -502,4 +511,51 @@ impl<'a> Lowering<'a> {
             ..Default::default()
         });
     }
+}
+
+/// The params, inputs and splines of the model, each after the ones its value names,
+/// also through the functions it calls ([`fdc_frontend::order`]; iterative, so a long
+/// chain of definitions costs no stack). The checker has refused cycles.
+fn definition_order<'m>(items: &[&'m Item], fns: &HashMap<String, &FnDecl>) -> Vec<&'m Item> {
+    let defs: Vec<&Item> = items
+        .iter()
+        .copied()
+        .filter(|i| matches!(i, Item::Param(_) | Item::Input(_) | Item::Spline(_)))
+        .collect();
+    let mut node: HashMap<&str, usize> = HashMap::new();
+    for (k, item) in defs.iter().enumerate() {
+        let name = match item {
+            Item::Param(p) | Item::Input(p) => &p.name.name,
+            Item::Spline(s) => &s.name.name,
+            _ => continue,
+        };
+        node.insert(name.as_str(), k);
+    }
+    let deps: Vec<Vec<usize>> = defs
+        .iter()
+        .map(|item| {
+            let mut exprs: Vec<&Expr> = match item {
+                Item::Param(p) | Item::Input(p) => p.default.iter().collect(),
+                Item::Spline(s) => s.args.iter().collect(),
+                _ => Vec::new(),
+            };
+            let (mut ds, mut seen_fns) = (Vec::new(), std::collections::HashSet::new());
+            while let Some(e) = exprs.pop() {
+                fdc_frontend::order::for_each_name(e, |n| {
+                    if let Some(&k) = node.get(n) {
+                        ds.push(k);
+                    } else if let Some(f) = fns.get(n) {
+                        if seen_fns.insert(n) {
+                            exprs.push(&f.body);
+                        }
+                    }
+                });
+            }
+            ds
+        })
+        .collect();
+    fdc_frontend::order::dependency_order(&deps)
+        .into_iter()
+        .map(|k| defs[k])
+        .collect()
 }

@@ -102,6 +102,7 @@ impl<'a> Lowering<'a> {
                     "rho_inf" => rho_at = Some(f.name.span),
                     _ => {}
                 }
+                s.spans.push((key.to_string(), f.value.span));
                 let word = match &f.value.kind {
                     ExprKind::Name(n) => Some(n.clone()),
                     _ => None,

@@ -541,3 +541,35 @@ fn every_simulate_setting_is_completed() {
         ]
     );
 }
+
+/// Every setting `fdc run` refuses is a diagnostic of the server too (the runtime's one
+/// validation, through the lowering), each on its value.
+#[test]
+fn settings_the_run_refuses_are_diagnostics_on_their_values() {
+    let dir = temp_dir("settings");
+    let uri = format!("file://{}", dir.join("m.fd").display());
+    let bad = [
+        ("step", "0"),
+        ("alpha", "0.5"),
+        ("end", "-1"),
+        ("output_every", "-1"),
+        ("adaptive", "-1"),
+        ("newton", "velocity(-1)"),
+        ("newton", "fixed(1000000000000)"),
+        ("step", "1e-300"),
+    ];
+    for (key, value) in bad {
+        let text = format!(
+            "body b: rigid_body {{ mass = 1; inertia = [1, 1, 1]; }}\nsimulate {{ {key} = {value}; }}\n"
+        );
+        let mut s = Server::new();
+        let out = open(&mut s, &uri, &text);
+        assert_eq!(codes(&out[0].1), ["E0920"], "{key} = {value}");
+        let col = text.lines().nth(1).unwrap().find(value).unwrap() as u32;
+        assert_eq!(
+            out[0].1[0]["range"],
+            range(1, col, 1, col + value.len() as u32),
+            "{key} = {value}"
+        );
+    }
+}

@@ -4,6 +4,34 @@
 use super::*;
 
 impl<'m> Checker<'m> {
+    /// The element types (by name where free to choose), each after the types its
+    /// nested instances name.
+    pub(super) fn typedef_order(&self) -> Vec<String> {
+        let names: Vec<&String> = self.typedefs.keys().collect();
+        let index: HashMap<&str, usize> = names
+            .iter()
+            .enumerate()
+            .map(|(k, n)| (n.as_str(), k))
+            .collect();
+        let deps: Vec<Vec<usize>> = names
+            .iter()
+            .map(|n| {
+                let def = self.typedefs[n.as_str()].def;
+                def.body
+                    .iter()
+                    .filter_map(|st| match &st.kind {
+                        StmtKind::Instance(inst) => index.get(inst.ty.name.as_str()).copied(),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        crate::order::dependency_order(&deps)
+            .into_iter()
+            .map(|k| names[k].clone())
+            .collect()
+    }
+
     /// Checks the element type `name` once and returns it. `from` is the span of the
     /// nested instance that asks for it (to report a type that contains itself).
     pub(super) fn type_info(&mut self, name: &str, from: Option<Span>) -> Option<TypeInfo> {

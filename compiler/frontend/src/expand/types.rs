@@ -18,6 +18,43 @@ impl<'a> Expander<'a> {
         TypeDef { body, ..t.clone() }
     }
 
+    /// [`Self::structural_params`] of every type, each after the types of its nested
+    /// instances (also inside loops and conditions): every later call is answered
+    /// from the memo or recurses one level, so a chain of 100,000 types each
+    /// containing the next costs no stack.
+    pub(super) fn prepare_structural(&mut self) {
+        let mut names: Vec<String> = self.typedefs.keys().cloned().collect();
+        names.sort();
+        let index: HashMap<&str, usize> = names
+            .iter()
+            .enumerate()
+            .map(|(k, n)| (n.as_str(), k))
+            .collect();
+        let deps: Vec<Vec<usize>> = names
+            .iter()
+            .map(|n| {
+                let mut ds = Vec::new();
+                let mut bodies: Vec<&[Stmt]> = vec![&self.typedefs[n.as_str()].body];
+                while let Some(body) = bodies.pop() {
+                    for st in body {
+                        match &st.kind {
+                            StmtKind::For(l) => bodies.push(&l.body),
+                            StmtKind::When(c) => bodies.extend([&c.then[..], &c.otherwise[..]]),
+                            StmtKind::Instance(inst) => {
+                                ds.extend(index.get(inst.ty.name.as_str()).copied())
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                ds
+            })
+            .collect();
+        for k in crate::order::dependency_order(&deps) {
+            self.structural_params(&names[k]);
+        }
+    }
+
     /// The parameters of type `name` that its structure depends on, in declaration
     /// order: those read by a loop bound, an `if` condition around statements or an
     /// index, arrays, and those passed to such a field of a nested instance.
