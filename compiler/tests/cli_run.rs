@@ -422,7 +422,11 @@ fn every_example_file_checks_and_runs_to_its_end() {
         );
         if name == "four_bar.fd" {
             // A loop of planar joints: no constraint is redundant, nothing is warned.
-            assert_eq!(stderr.matches(" removed — redundant").count(), 0, "{stderr}");
+            assert_eq!(
+                stderr.matches(" removed — redundant").count(),
+                0,
+                "{stderr}"
+            );
             assert!(!stderr.contains("redundant constraints:"), "{stderr}");
             assert!(stderr.contains("0 redundant removed"), "{stderr}");
         }
