@@ -227,8 +227,9 @@ fn a_signal_mid_run_leaves_only_whole_rows() {
         let mut child = Command::new(env!("CARGO_BIN_EXE_fdc"))
             .args([
                 &example("pendulum.fd"),
+                // Long enough never to end here, within the bound of 10^9 fixed steps.
                 "--end",
-                "1e9",
+                "1e5",
                 "--output-every",
                 "0",
             ])
@@ -335,4 +336,23 @@ fn failures_are_said_and_exit_non_zero() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("error:"), "{stderr}");
+}
+
+/// Found by the fuzz campaign (docs/reliability.md): ~40 unclosed `for` loops around an
+/// instance whose index is not whole took 24 GB — every one of the 3^32 iterations
+/// added an error. Loop iterations and instances now share one budget and a repeated
+/// mistake is said once.
+#[test]
+fn nested_loops_of_errors_are_bounded_and_said_once() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-found/nested-for-memory.fd");
+    let out = check(&path, false);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("E0602"), "{stderr}");
+    // One error per place, not one per iteration.
+    assert!(
+        stderr.matches("error[").count() < 200,
+        "{} errors",
+        stderr.matches("error[").count()
+    );
 }

@@ -24,8 +24,10 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use value::{element, not_build_time, not_whole, out_of_range, BVal};
 use walk::{index_names, map_children, map_stmt, names, stmt_exprs};
 
-/// At most this many instances come out of loops (a typo such as `0..1e6` would
-/// otherwise take the machine).
+/// At most this many loop iterations and instances, together, make one expansion (a
+/// typo such as `0..1e6`, or nested loops with few iterations each, would otherwise
+/// take the machine; instances whose index fails count too, so a model of errors is
+/// bounded as well).
 const MAX_EXPANDED: usize = 200_000;
 /// Loops, `if` blocks and specializations nested deeper than this are refused.
 const MAX_DEPTH: usize = 32;
@@ -89,6 +91,13 @@ pub fn expand(modules: &[Module], overrides: &[(String, f64)]) -> Expansion {
         }
     }
     x.check_refs();
+    // A mistake inside a loop is made once per iteration: say it once (the first
+    // iteration's words) per code, place and message.
+    let mut seen = HashSet::new();
+    x.diags.retain(|d| {
+        let at = d.primary.as_ref().map(|l| l.span);
+        seen.insert((d.code, at, d.message.clone()))
+    });
     Expansion {
         modules: out,
         diagnostics: x.diags,
@@ -159,6 +168,9 @@ impl<'a> Expander<'a> {
                 Item::For(l) => {
                     if let Some(ks) = self.range(l) {
                         for k in ks {
+                            if !self.spend(l.span) {
+                                break;
+                            }
                             self.vars.push((l.var.name.clone(), BVal::Num(k as f64)));
                             self.items(&l.body, out);
                             self.vars.pop();
@@ -241,6 +253,23 @@ impl<'a> Expander<'a> {
         self.deeper(c.span).then_some(yes)
     }
 
+    /// One loop iteration or instance of the budget [`MAX_EXPANDED`]; `false` once it
+    /// is spent (reported once, where it ran out).
+    fn spend(&mut self, span: Span) -> bool {
+        self.produced += 1;
+        if self.produced == MAX_EXPANDED {
+            self.diags.push(
+                Diagnostic::error("E0602", "loops create too many instances")
+                    .at(
+                        span,
+                        format!("{MAX_EXPANDED} loop iterations and instances are reached here"),
+                    )
+                    .note("a loop bound is likely larger than meant, or loops are nested too far"),
+            );
+        }
+        self.produced < MAX_EXPANDED
+    }
+
     fn deeper(&mut self, span: Span) -> bool {
         if self.depth >= MAX_DEPTH {
             self.diags.push(
@@ -256,6 +285,9 @@ impl<'a> Expander<'a> {
     /// An instance with its index evaluated, its expressions substituted and, for a
     /// type with build-time fields, its type specialized.
     fn instance(&mut self, inst: &Instance) -> Option<Instance> {
+        if !self.spend(inst.span) {
+            return None;
+        }
         let mut name = inst.name.clone();
         for ix in &inst.index {
             match self.whole(ix, "an index") {
@@ -273,16 +305,6 @@ impl<'a> Expander<'a> {
         }
         if self.top && !inst.index.is_empty() {
             self.declared.insert(name.name.clone());
-        }
-        self.produced += 1;
-        if self.produced == MAX_EXPANDED {
-            self.diags.push(
-                Diagnostic::error("E0602", "loops create too many instances")
-                    .at(inst.span, format!("instance {MAX_EXPANDED} is made here")),
-            );
-        }
-        if self.produced >= MAX_EXPANDED {
-            return None;
         }
         let connections = inst.connections.iter().map(|e| self.subst(e)).collect();
         // Build-time fields are evaluated whole (they may be arrays); others substituted.

@@ -229,6 +229,9 @@ impl<'a> Expander<'a> {
                 StmtKind::For(l) => {
                     if let Some(ks) = self.range(l) {
                         for k in ks {
+                            if !self.spend(l.span) {
+                                break;
+                            }
                             self.vars.push((l.var.name.clone(), BVal::Num(k as f64)));
                             out.extend(self.stmts(&l.body));
                             self.vars.pop();
