@@ -106,6 +106,9 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
+    if !matches!(cli.command, Command::View(_)) {
+        stop::end_quietly_on_closed_pipe();
+    }
     match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Build(args) => build_cmd::run(&args),

@@ -11,6 +11,19 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+/// Rust starts programs with SIGPIPE ignored, so a closed stdout (`fdc build --timings |
+/// head`) makes `println!` panic. Command-line tools end quietly there instead; the
+/// viewer's server keeps the Rust default (a browser that closes a connection must not
+/// end it), so `main` calls this for every other command.
+pub fn end_quietly_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called at the start of `main` before any thread exists; SIG_DFL is the
+    // handler the process would have had without Rust's start-up code.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 pub struct Signals {
     int: Arc<AtomicBool>,
     term: Arc<AtomicBool>,

@@ -528,3 +528,32 @@ fn an_output_that_stops_being_a_number_is_one_warning_with_its_first_time() {
         .unwrap_or_else(|| panic!("no NaN of `r` in {header:?}"));
     assert!((first_nan - 0.51).abs() < 1e-9, "{first_nan}");
 }
+
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    // `fdc build --timings … | head -0`: the reader is gone before fdc prints. The
+    // process must end (by SIGPIPE, as other command-line tools do), never with a panic.
+    use std::io::Read;
+    use std::process::Stdio;
+    let dir = temp("pipe");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fdc"))
+        .args(["build", "--timings", &example("pendulum.fd")])
+        .arg("--cache-dir")
+        .arg(dir.join("cache"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fdc runs");
+    drop(child.stdout.take());
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_ne!(status.code(), Some(101), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
