@@ -25,21 +25,22 @@ pub fn eval_nodes(
     p: &[f64],
     time: Time,
 ) -> Result<Vec<f64>, String> {
-    let n = g.len();
-    let needed = g
-        .needed(nodes)
-        .map_err(|id| format!("internal: node {id} is not part of the graph"))?;
+    if let Some(id) = g.foreign(nodes) {
+        return Err(format!("internal: node {id} is not part of the graph"));
+    }
+    // Only the cone of `nodes` (ids ascending, so operands come first): this runs for
+    // every instance, and its cost must be that of the nodes it needs, not of the
+    // whole model's graph, which grows with the number of element types.
+    let cone = g.cone(nodes);
+    let at = |id: Id| cone.binary_search(&id).expect("operands are in the cone");
     let rotations: Vec<[[f64; 3]; 3]> = q
         .chunks(7)
         .filter(|c| c.len() == 7)
         .map(|c| fdc_diff::lie::num::shabana([c[3], c[4], c[5], c[6]]))
         .collect();
-    let mut val = vec![0.0; n];
-    for i in 0..n {
-        if !needed[i] {
-            continue;
-        }
-        let op = g.nodes()[i];
+    let mut val = vec![0.0; cone.len()];
+    for (i, &id) in cone.iter().enumerate() {
+        let op = g.op(id);
         val[i] = match op {
             Op::Input(slot, k) => {
                 let k = k as usize;
@@ -75,8 +76,8 @@ pub fn eval_nodes(
                 })?;
                 a[r / 3][r % 3]
             }
-            _ => interp::apply(&op, g.tables(), |a| val[a.index()]),
+            _ => interp::apply(&op, g.tables(), |a| val[at(a)]),
         };
     }
-    Ok(nodes.iter().map(|o| val[o.index()]).collect())
+    Ok(nodes.iter().map(|&o| val[at(o)]).collect())
 }
