@@ -3,6 +3,9 @@
 //! taken from their quaternions. Same arithmetic as the IR interpreter.
 
 use fdc_ir::{interp, Graph, Id, Op, Slot};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 /// Whether a value computed at build time may depend on time (then t = 0 is used).
 #[derive(Clone, Copy, PartialEq)]
@@ -15,6 +18,43 @@ pub enum Time {
     Forbidden,
 }
 
+/// The cones of node lists evaluated before in one graph. Every instance of an element
+/// type evaluates the same nodes (its parameter defaults, hidden slots, the fields of
+/// its nested instances) with its own numbers: the walk that finds what they need is
+/// per-type work, done once. Valid for one graph only; since a graph only grows and a
+/// node never changes, a cone stays right as nodes are added.
+#[derive(Default)]
+pub struct Cones(RefCell<HashMap<Vec<Id>, Rc<[Id]>>>);
+
+impl Cones {
+    /// [`eval_nodes`] of `nodes` in `g`, the graph these cones belong to.
+    pub fn eval(
+        &self,
+        g: &Graph,
+        nodes: &[Id],
+        q: &[f64],
+        v: &[f64],
+        p: &[f64],
+        time: Time,
+    ) -> Result<Vec<f64>, String> {
+        check(g, nodes)?;
+        let known = self.0.borrow().get(nodes).cloned();
+        let cone = known.unwrap_or_else(|| {
+            let c: Rc<[Id]> = g.cone(nodes).into();
+            self.0.borrow_mut().insert(nodes.to_vec(), c.clone());
+            c
+        });
+        eval_cone(g, &cone, nodes, q, v, p, time)
+    }
+}
+
+fn check(g: &Graph, nodes: &[Id]) -> Result<(), String> {
+    match g.foreign(nodes) {
+        Some(id) => Err(format!("internal: node {id} is not part of the graph")),
+        None => Ok(()),
+    }
+}
+
 /// Evaluates `nodes` with local configuration `q` (7 per body), velocities `v` (6 per
 /// body), parameters `p`, zero accelerations, multipliers and increments.
 pub fn eval_nodes(
@@ -25,13 +65,21 @@ pub fn eval_nodes(
     p: &[f64],
     time: Time,
 ) -> Result<Vec<f64>, String> {
-    if let Some(id) = g.foreign(nodes) {
-        return Err(format!("internal: node {id} is not part of the graph"));
-    }
-    // Only the cone of `nodes` (ids ascending, so operands come first): this runs for
-    // every instance, and its cost must be that of the nodes it needs, not of the
-    // whole model's graph, which grows with the number of element types.
-    let cone = g.cone(nodes);
+    check(g, nodes)?;
+    eval_cone(g, &g.cone(nodes), nodes, q, v, p, time)
+}
+
+/// [`eval_nodes`] given the cone of `nodes` (ids ascending, so operands come first):
+/// the cost is that of the nodes needed, not of the whole graph.
+fn eval_cone(
+    g: &Graph,
+    cone: &[Id],
+    nodes: &[Id],
+    q: &[f64],
+    v: &[f64],
+    p: &[f64],
+    time: Time,
+) -> Result<Vec<f64>, String> {
     let at = |id: Id| cone.binary_search(&id).expect("operands are in the cone");
     let rotations: Vec<[[f64; 3]; 3]> = q
         .chunks(7)
