@@ -46,6 +46,14 @@ pub fn run(a: &BuildArgs) -> ExitCode {
             crate::run::cache_word(built.cache_hit, built.simplifier_skipped)
         );
         println!("total backend   {:8.2} ms", b.total);
+        let n = &built.types;
+        println!(
+            "element types   {:8} ({} compiled, {} cached, {} of them unsimplified hits)",
+            n.total(),
+            n.compiled,
+            n.cached,
+            n.simplifier_skipped
+        );
     }
     ExitCode::SUCCESS
 }

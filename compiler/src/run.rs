@@ -223,6 +223,7 @@ pub fn build_options(a: &CompileArgs) -> Result<BuildOptions, String> {
             opt_level: a.opt_level,
             cache,
         },
+        jobs: 0,
     })
 }
 

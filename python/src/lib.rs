@@ -180,6 +180,7 @@ fn build_options(
         overrides: set,
         simplify,
         backend: fdc_backend::Options { opt_level, cache },
+        jobs: 0,
     })
 }
 

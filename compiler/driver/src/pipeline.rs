@@ -1,8 +1,11 @@
 //! From a model file to a runtime model: check, lower, simplify, differentiate (inside
-//! lowering), compile, and map the result onto the runtime's function table. Before
-//! simplifying, the object cache is asked with the unsimplified roles and a recipe
-//! naming the simplification ([`recipe`]); a hit skips the simplifier and the compiler.
+//! lowering), compile, and map the result onto the runtime's function table. The unit
+//! of caching and compilation is the element type ([`crate::compile`]): before
+//! simplifying a type, the object cache is asked with its unsimplified roles and a
+//! recipe naming the simplification ([`recipe`]); a hit skips the simplifier and the
+//! compiler for that type.
 
+pub use crate::compile::{type_funcs, TypeCounts, JOBS_ENV};
 use fdc_diff::ElementFunctions;
 use fdc_frontend::{Analysis, Diagnostic};
 use fdc_ir::{Func, Graph};
@@ -17,6 +20,9 @@ pub struct BuildOptions {
     pub overrides: Vec<(String, f64)>,
     pub simplify: bool,
     pub backend: fdc_backend::Options,
+    /// Threads compiling element types in parallel; 0: `FDC_JOBS` from the
+    /// environment, else the available cores. The code does not depend on it.
+    pub jobs: usize,
 }
 
 /// Milliseconds per phase.
@@ -36,10 +42,13 @@ pub struct Built {
     pub bodies: Vec<String>,
     pub element_types: usize,
     pub timings: BuildTimings,
-    /// The object came from the cache (no LLVM code generation ran).
+    /// Every element type's object came from the cache (no LLVM code generation ran).
     pub cache_hit: bool,
-    /// The hit was on the unsimplified roles, so the simplifier did not run either.
+    /// Every hit was on the unsimplified roles, so the simplifier did not run either.
     pub simplifier_skipped: bool,
+    /// Per element type (the unit of caching and compilation): how many were compiled
+    /// and how many came from the cache.
+    pub types: TypeCounts,
     pub warnings: Vec<String>,
     /// Every file the model was read from ([`input_files`]): results must not go there.
     pub inputs: Vec<std::path::PathBuf>,
@@ -238,17 +247,10 @@ pub fn check_dofs(src: ModelSource) -> (Analysis, Vec<Diagnostic>, Option<String
     (analysis, extra, dofs)
 }
 
-/// Every role of every element type as one list of functions, named `type::role`.
+/// Every role of every element type as one list of functions, named `type::role`
+/// ([`type_funcs`] of each type in turn).
 pub fn role_funcs(lowered: &fdc_lower::LoweredModel) -> Vec<Func> {
-    let mut funcs = Vec::new();
-    for ty in &lowered.types {
-        for (role, f, _) in &ty.roles {
-            let mut f = f.clone();
-            f.name = format!("{}::{}", ty.name, role.name());
-            funcs.push(f);
-        }
-    }
-    funcs
+    lowered.types.iter().flat_map(type_funcs).collect()
 }
 
 pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
@@ -283,88 +285,26 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
         .chain((lowered.warnings.iter()).map(|w| w.to_diagnostic().render(&analysis.files)))
         .collect();
 
-    let (compiled, which, simplify, simplifier_skipped) =
-        compile_roles(&lowered, opts, &mut warnings)?;
-    let functions: Vec<_> = which.iter().map(|&k| compiled.functions[k]).collect();
-    if let Some(w) = &compiled.cache_warning {
-        warnings.push(format!("warning: object cache: {w}\n"));
-    }
+    let compiled = crate::compile::compile_roles(&lowered, opts, &mut warnings)?;
+    let counts = compiled.counts;
     Ok(Built {
-        model: runtime_model(&lowered, &functions, &compiled.owner),
+        model: runtime_model(&lowered, &compiled.functions, &compiled.owner),
         settings: lowered.settings,
         bodies: lowered.bodies,
         element_types: lowered.types.len(),
         timings: BuildTimings {
             parse_check,
             lower_diff,
-            simplify,
+            simplify: compiled.simplify,
             backend: compiled.timings,
         },
-        cache_hit: compiled.cache_hit,
-        simplifier_skipped,
+        cache_hit: counts.compiled == 0,
+        simplifier_skipped: counts.simplifier_skipped == counts.total(),
+        types: counts,
         warnings,
         inputs: input_paths,
         structure_set,
     })
-}
-
-/// The compiled role functions of a lowered model, from the object cache where it has
-/// them (then the simplifier is skipped too): the object, per role function its index in
-/// the object, the simplifier's milliseconds and whether it was skipped.
-fn compile_roles(
-    lowered: &fdc_lower::LoweredModel,
-    opts: &BuildOptions,
-    warnings: &mut Vec<String>,
-) -> Result<(fdc_backend::Compiled, Vec<usize>, f64, bool), BuildError> {
-    // All roles of all element types go into one LLVM module.
-    let funcs = role_funcs(lowered);
-    // First the cache level keyed by the unsimplified roles: a hit needs neither the
-    // simplifier nor the object key of the simplified IR.
-    let source = fdc_backend::Source {
-        graph: &lowered.graph,
-        funcs: &funcs,
-        recipe: &recipe(opts.simplify),
-    };
-    let looked = fdc_backend::lookup_source(&source, &opts.backend)
-        .map_err(|e| BuildError::Backend(e.to_string()))?;
-    let cached = looked.hit.and_then(|(compiled, meta)| {
-        match decode_which(&meta, funcs.len(), compiled.functions.len()) {
-            Some(which) => Some((compiled, which)),
-            None => {
-                warnings.push(
-                    "warning: object cache: source index entry with a bad function map; \
-                     rebuilt\n"
-                        .into(),
-                );
-                None
-            }
-        }
-    });
-    let simplifier_skipped = cached.is_some();
-    let (compiled, which, simplify) = match cached {
-        Some((compiled, which)) => (compiled, which, 0.0),
-        None => {
-            let t2 = Instant::now();
-            let (graph, funcs) = if opts.simplify {
-                let (g, f, _) = simplify_all(&lowered.graph, funcs);
-                (g, f)
-            } else {
-                (lowered.graph.clone(), funcs)
-            };
-            let simplify = ms(t2);
-            let (unique, which) = dedup(funcs);
-            let compiled = fdc_backend::compile_recorded(
-                &graph,
-                &unique,
-                &opts.backend,
-                looked.token,
-                &encode_which(&which),
-            )
-            .map_err(|e| BuildError::Backend(e.to_string()))?;
-            (compiled, which, simplify)
-        }
-    };
-    Ok((compiled, which, simplify, simplifier_skipped))
 }
 
 /// The runtime model: the function table of the compiled roles (`functions`, in the
@@ -420,9 +360,10 @@ fn runtime_model(
 }
 
 /// Bump whenever what the driver makes of the unsimplified roles changes for the
-/// same simplifier ([`simplify_all`], [`dedup`], the order of the role functions):
+/// same simplifier ([`simplify_all`], the driver's dedup, the unit of compilation and
+/// the order of the role functions):
 /// it enters the key of the cache level before simplification.
-const PIPELINE_VERSION: &str = "driver pipeline 1";
+const PIPELINE_VERSION: &str = "driver pipeline 2";
 
 /// Names the transformation from the unsimplified role functions to the compiled
 /// ones, for the cache level keyed before simplification: everything that may change
@@ -439,47 +380,6 @@ pub fn recipe_with(simplify: bool, simplifier: &str) -> String {
         ..fdc_backend::Identity::current(PIPELINE_VERSION)
     };
     identity.recipe(simplify)
-}
-
-/// Functions with the same outputs (a connector's iter_noqv is its iter) are
-/// generated once: the unique functions, and for each function given the index of
-/// the unique one serving it.
-fn dedup(funcs: Vec<Func>) -> (Vec<Func>, Vec<usize>) {
-    let mut unique: Vec<Func> = Vec::new();
-    let mut seen: std::collections::HashMap<(Vec<fdc_ir::Id>, fdc_ir::SlotSizes), usize> =
-        Default::default();
-    let which = funcs
-        .into_iter()
-        .map(|f| {
-            *seen
-                .entry((f.outputs.clone(), f.inputs))
-                .or_insert_with(|| {
-                    unique.push(f);
-                    unique.len() - 1
-                })
-        })
-        .collect();
-    (unique, which)
-}
-
-/// The map of [`dedup`] as stored with a cache entry: one u32 (LE) per role function.
-fn encode_which(which: &[usize]) -> Vec<u8> {
-    which
-        .iter()
-        .flat_map(|&k| (k as u32).to_le_bytes())
-        .collect()
-}
-
-/// The stored map, if it fits `n_roles` role functions and `n_compiled` compiled ones.
-fn decode_which(bytes: &[u8], n_roles: usize, n_compiled: usize) -> Option<Vec<usize>> {
-    if bytes.len() != 4 * n_roles {
-        return None;
-    }
-    let which: Vec<usize> = bytes
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as usize)
-        .collect();
-    which.iter().all(|&k| k < n_compiled).then_some(which)
 }
 
 /// Simplifies each function on its own (the e-graph is bounded per function) and

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{build_or_panic, channel, example_path, no_cache, simulate};
-use fdc_driver::pipeline::{front, recipe, recipe_with, role_funcs, BuildOptions, Built};
+use fdc_driver::pipeline::{front, recipe, recipe_with, type_funcs, BuildOptions, Built};
 use fdc_runtime::MemorySink;
 use std::path::{Path, PathBuf};
 
@@ -18,6 +18,7 @@ fn cached(dir: &Path, sets: &[(&str, f64)], simplify: bool) -> BuildOptions {
             cache: fdc_backend::CacheMode::Dir(dir.to_path_buf()),
             ..Default::default()
         },
+        jobs: 0,
     }
 }
 
@@ -154,17 +155,20 @@ fn another_simplifier_identity_misses() {
         Ok(f) => f.lowered,
         Err(_) => panic!("pendulum.fd must lower"),
     };
-    let funcs = role_funcs(&lowered);
+    // The unit of caching is the element type: every type must hit.
     let hits = |recipe: &str| {
-        let src = fdc_backend::Source {
-            graph: &lowered.graph,
-            funcs: &funcs,
-            recipe,
-        };
-        fdc_backend::lookup_source(&src, &opts.backend)
-            .unwrap()
-            .hit
-            .is_some()
+        lowered.types.iter().all(|ty| {
+            let funcs = type_funcs(ty);
+            let src = fdc_backend::Source {
+                graph: &lowered.graph,
+                funcs: &funcs,
+                recipe,
+            };
+            fdc_backend::lookup_source(&src, &opts.backend)
+                .unwrap()
+                .hit
+                .is_some()
+        })
     };
     assert!(hits(&recipe(true)));
     let simplifier = fdc_ir::simplify::identity();
@@ -182,15 +186,18 @@ fn another_simplifier_identity_misses() {
     assert!(!hits(&recipe(false)));
 }
 
-/// Damages the only entry ending in `ext`, then checks the next build warns and
-/// rebuilds what is needed, and the one after that skips the simplifier again.
+/// Damages one entry ending in `ext` (one element type's), then checks the next build
+/// warns and rebuilds what is needed, and the one after that skips the simplifier
+/// again.
 fn rebuilds_after_damage(ext: &str) -> Built {
     let dir = tempfile::tempdir().unwrap();
     let path = example_path("pendulum.fd");
     let opts = cached(dir.path(), &[], true);
-    build_or_panic(&path, &opts);
-    let files = files_ending(dir.path(), ext);
-    assert_eq!(files.len(), 1, "{ext}");
+    let first = build_or_panic(&path, &opts);
+    let mut files = files_ending(dir.path(), ext);
+    files.sort();
+    // One entry of each kind per element type.
+    assert_eq!(files.len(), first.element_types, "{ext}");
     let mut bytes = std::fs::read(&files[0]).unwrap();
     let last = bytes.len() - 1;
     bytes[last] ^= 0x01;
@@ -217,7 +224,104 @@ fn a_damaged_entry_of_either_level_is_rebuilt() {
     // The index entry: the object is still good, so only the simplifier ran again.
     let src = rebuilds_after_damage(".fdcsrc");
     assert!(src.cache_hit);
-    // The object behind the index: compiled again.
+    assert_eq!(src.types.compiled, 0);
+    assert_eq!(src.types.simplifier_skipped, src.element_types - 1);
+    // The object behind the index: that type is compiled again, the others hit.
     let obj = rebuilds_after_damage(".fdcobj");
     assert!(!obj.cache_hit);
+    assert_eq!(obj.types.compiled, 1);
+    assert_eq!(obj.types.cached, obj.element_types - 1);
+}
+
+/// Two bodies, two revolute joints, a spring-damper and a one-off drag torque whose
+/// coefficient `@C@` is compiled into the drag's code: six element types (a revolute
+/// to ground and one between bodies are two patterns of one type, lowered apart).
+const SIX_TYPES: &str = r#"
+param L = 0.5;
+param m = 0.2;
+gravity [0, 0, -9.81];
+body rod0: rigid_body { mass = m; inertia = [1e-4, m*L^2/12, m*L^2/12]; position = [L/2, 0, 0]; }
+body rod1: rigid_body { mass = m; inertia = [1e-4, m*L^2/12, m*L^2/12]; position = [L + L/2, 0, 0]; }
+joint j0: revolute(rod0, ground) { at = [0, 0, 0]; axis = [0, 1, 0]; }
+joint j1: revolute(rod1, rod0) { at = [L, 0, 0]; axis = [0, 1, 0]; }
+force s1: spring_damper(rod1, rod0) { at_a = [L + L/2, 0, 0.01]; at_b = [L/2, 0, 0.01]; stiffness = 50; damping = 0.1; }
+force drag: on(rod0) { apply torque -@C@ * rod0.omega on rod0; }
+output tip = rod1.point([L/2, 0, 0]);
+simulate { end = 0.3; step = 1e-3; output_every = 0.01; }
+"#;
+
+fn six_types(dir: &Path, c: &str) -> PathBuf {
+    let path = dir.join("six.fd");
+    std::fs::write(&path, SIX_TYPES.replace("@C@", c)).unwrap();
+    path
+}
+
+fn jobs(opts: BuildOptions, jobs: usize) -> BuildOptions {
+    BuildOptions { jobs, ..opts }
+}
+
+#[test]
+fn an_edit_recompiles_only_the_element_type_it_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let opts = jobs(cached(&cache, &[], true), 2);
+    let cold = build_or_panic(&six_types(dir.path(), "0.5"), &opts);
+    let n = cold.element_types;
+    assert_eq!(n, 6);
+    assert_eq!((cold.types.compiled, cold.types.cached), (n, 0));
+    let warm = build_or_panic(&six_types(dir.path(), "0.5"), &opts);
+    assert_eq!((warm.types.compiled, warm.types.cached), (0, n));
+    assert_eq!(warm.types.simplifier_skipped, n);
+    // One literal of the drag changed: the drag alone is compiled again.
+    let path = six_types(dir.path(), "0.75");
+    let edited = build_or_panic(&path, &opts);
+    assert_eq!((edited.types.compiled, edited.types.cached), (1, n - 1));
+    assert_eq!(edited.types.simplifier_skipped, n - 1);
+    assert!(edited.warnings.is_empty(), "{:?}", edited.warnings);
+    // The code put together from five cached types and one new one is the edited
+    // model's, bit for bit.
+    assert_same_run(
+        &run_short(edited),
+        &run_short(build_or_panic(&path, &uncached(&[]))),
+    );
+}
+
+#[test]
+fn parallel_and_serial_builds_give_the_same_objects_and_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = six_types(dir.path(), "0.5");
+    let (serial_dir, parallel_dir) = (dir.path().join("serial"), dir.path().join("parallel"));
+    let serial = build_or_panic(&path, &jobs(cached(&serial_dir, &[], true), 1));
+    let parallel = build_or_panic(&path, &jobs(cached(&parallel_dir, &[], true), 4));
+    let n = serial.element_types;
+    assert_eq!(serial.types.compiled, n);
+    assert_eq!(parallel.types.compiled, n);
+    // Content-addressed entries: the same names with the same bytes.
+    let entries = |d: &Path| {
+        let mut v: Vec<(std::ffi::OsString, Vec<u8>)> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| {
+                let p = e.unwrap().path();
+                (
+                    p.file_name().unwrap().to_owned(),
+                    std::fs::read(&p).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let (a, b) = (entries(&serial_dir), entries(&parallel_dir));
+    assert_eq!(a.len(), 2 * n, "an object and an index entry per type");
+    assert!(
+        a == b,
+        "serial and parallel builds wrote different cache entries"
+    );
+    assert_same_run(&run_short(serial), &run_short(parallel));
+    // Without a cache as well.
+    let (s1, s4) = (jobs(uncached(&[]), 1), jobs(uncached(&[]), 4));
+    assert_same_run(
+        &run_short(build_or_panic(&path, &s1)),
+        &run_short(build_or_panic(&path, &s4)),
+    );
 }

@@ -45,6 +45,7 @@ fn a_parameter_change_hits_the_object_cache_and_changes_the_result() {
             cache: fdc_backend::CacheMode::Dir(dir.clone()),
             ..Default::default()
         },
+        jobs: 0,
     };
     let first = build_or_panic(&example_path("spring_mass.fd"), &opts(None));
     assert!(!first.cache_hit);

@@ -179,3 +179,51 @@ fn constant_dags_fold_to_the_interpreters_values() {
         }
     }
 }
+
+/// Only the deterministic limits bound a run: the same DAGs simplified as fast as the
+/// machine allows, and with the first round slowed by 600 ms (a loaded machine; more
+/// than the 500 ms wall-clock limit the simplifier once had), give byte-identical IR,
+/// the same number of rounds and the same stop reason, which is never a time limit.
+#[test]
+fn machine_load_does_not_change_the_simplified_ir() {
+    use fdc_ir::print::print_outputs;
+    use fdc_ir::simplify::{simplify_observed, Stop};
+    let mut rng = StdRng::seed_from_u64(2126);
+    let mut slowed = 0;
+    for _ in 0..40 {
+        let (g, outs) = random_dag(&mut rng, 3, 60);
+        let fast = simplify(&g, &outs, &Limits::default());
+        let again = simplify(&g, &outs, &Limits::default());
+        assert_eq!(
+            print_outputs(&fast.graph, &fast.outputs),
+            print_outputs(&again.graph, &again.outputs)
+        );
+        // Only DAGs that need a second round can show a time limit.
+        if fast.report.iterations < 2 || slowed == 2 {
+            continue;
+        }
+        slowed += 1;
+        let mut first = true;
+        let slow = simplify_observed(&g, &outs, &Limits::default(), move || {
+            if std::mem::take(&mut first) {
+                std::thread::sleep(std::time::Duration::from_millis(600));
+            }
+        });
+        assert_eq!(
+            print_outputs(&fast.graph, &fast.outputs),
+            print_outputs(&slow.graph, &slow.outputs)
+        );
+        assert_eq!(fast.report.iterations, slow.report.iterations);
+        assert_eq!(fast.report.stop, slow.report.stop);
+        assert!(
+            matches!(
+                slow.report.stop,
+                Stop::Saturated | Stop::IterLimit(_) | Stop::NodeLimit(_)
+            ),
+            "{}",
+            slow.report.stop
+        );
+        assert!(slow.report.rules_time.as_millis() >= 600);
+    }
+    assert_eq!(slowed, 2, "no random DAG needed two rounds");
+}

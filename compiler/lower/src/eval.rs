@@ -3,6 +3,9 @@
 //! taken from their quaternions. Same arithmetic as the IR interpreter.
 
 use fdc_ir::{interp, Graph, Id, Op, Slot};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 /// Whether a value computed at build time may depend on time (then t = 0 is used).
 #[derive(Clone, Copy, PartialEq)]
@@ -15,6 +18,43 @@ pub enum Time {
     Forbidden,
 }
 
+/// The cones of node lists evaluated before in one graph. Every instance of an element
+/// type evaluates the same nodes (its parameter defaults, hidden slots, the fields of
+/// its nested instances) with its own numbers: the walk that finds what they need is
+/// per-type work, done once. Valid for one graph only; since a graph only grows and a
+/// node never changes, a cone stays right as nodes are added.
+#[derive(Default)]
+pub struct Cones(RefCell<HashMap<Vec<Id>, Rc<[Id]>>>);
+
+impl Cones {
+    /// [`eval_nodes`] of `nodes` in `g`, the graph these cones belong to.
+    pub fn eval(
+        &self,
+        g: &Graph,
+        nodes: &[Id],
+        q: &[f64],
+        v: &[f64],
+        p: &[f64],
+        time: Time,
+    ) -> Result<Vec<f64>, String> {
+        check(g, nodes)?;
+        let known = self.0.borrow().get(nodes).cloned();
+        let cone = known.unwrap_or_else(|| {
+            let c: Rc<[Id]> = g.cone(nodes).into();
+            self.0.borrow_mut().insert(nodes.to_vec(), c.clone());
+            c
+        });
+        eval_cone(g, &cone, nodes, q, v, p, time)
+    }
+}
+
+fn check(g: &Graph, nodes: &[Id]) -> Result<(), String> {
+    match g.foreign(nodes) {
+        Some(id) => Err(format!("internal: node {id} is not part of the graph")),
+        None => Ok(()),
+    }
+}
+
 /// Evaluates `nodes` with local configuration `q` (7 per body), velocities `v` (6 per
 /// body), parameters `p`, zero accelerations, multipliers and increments.
 pub fn eval_nodes(
@@ -25,21 +65,30 @@ pub fn eval_nodes(
     p: &[f64],
     time: Time,
 ) -> Result<Vec<f64>, String> {
-    let n = g.len();
-    let needed = g
-        .needed(nodes)
-        .map_err(|id| format!("internal: node {id} is not part of the graph"))?;
+    check(g, nodes)?;
+    eval_cone(g, &g.cone(nodes), nodes, q, v, p, time)
+}
+
+/// [`eval_nodes`] given the cone of `nodes` (ids ascending, so operands come first):
+/// the cost is that of the nodes needed, not of the whole graph.
+fn eval_cone(
+    g: &Graph,
+    cone: &[Id],
+    nodes: &[Id],
+    q: &[f64],
+    v: &[f64],
+    p: &[f64],
+    time: Time,
+) -> Result<Vec<f64>, String> {
+    let at = |id: Id| cone.binary_search(&id).expect("operands are in the cone");
     let rotations: Vec<[[f64; 3]; 3]> = q
         .chunks(7)
         .filter(|c| c.len() == 7)
         .map(|c| fdc_diff::lie::num::shabana([c[3], c[4], c[5], c[6]]))
         .collect();
-    let mut val = vec![0.0; n];
-    for i in 0..n {
-        if !needed[i] {
-            continue;
-        }
-        let op = g.nodes()[i];
+    let mut val = vec![0.0; cone.len()];
+    for (i, &id) in cone.iter().enumerate() {
+        let op = g.op(id);
         val[i] = match op {
             Op::Input(slot, k) => {
                 let k = k as usize;
@@ -75,8 +124,8 @@ pub fn eval_nodes(
                 })?;
                 a[r / 3][r % 3]
             }
-            _ => interp::apply(&op, g.tables(), |a| val[a.index()]),
+            _ => interp::apply(&op, g.tables(), |a| val[at(a)]),
         };
     }
-    Ok(nodes.iter().map(|o| val[o.index()]).collect())
+    Ok(nodes.iter().map(|&o| val[at(o)]).collect())
 }

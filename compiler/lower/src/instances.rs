@@ -64,7 +64,7 @@ impl<'a> Lowering<'a> {
             .role(Role::Init)
             .map(|(f, _)| f.outputs.clone());
         let Some(init) = init else { return };
-        match eval_nodes(&self.graph, &init, &[], &[], &p, Time::Forbidden) {
+        match self.eval(&init, &[], &[], &p, Time::Forbidden) {
             Ok(x) => {
                 self.bodies[index].q0 = x[..7].to_vec();
                 self.bodies[index].v0 = x[7..7 + nv].to_vec();
@@ -268,7 +268,7 @@ impl<'a> Lowering<'a> {
                 .collect();
             let mut sub_fields = Vec::new();
             for (fname, nodes, fspan) in &sub.fields {
-                match eval_nodes(&self.graph, nodes, &q, &v, &p, Time::Forbidden) {
+                match self.eval(nodes, &q, &v, &p, Time::Forbidden) {
                     Ok(x) => sub_fields.push((fname.clone(), x, *fspan, None)),
                     Err(msg) => self.errors.push(LowerError {
                         span: Some(*fspan),

@@ -45,7 +45,7 @@ mod types;
 
 use statements::*;
 
-use eval::{eval_nodes, Time};
+use eval::{eval_nodes, Cones, Time};
 pub use expr::MAX_CALL_DEPTH;
 use expr::{Globals, Hidden, Lowerer, Target};
 use fdc_diff::{BodyKind, Coordinates, ElementBuilder, ElementFunctions, Role};
@@ -293,6 +293,8 @@ struct Lowering<'a> {
     typedefs: HashMap<String, &'a TypeDef>,
     cache: HashMap<TypeKey, LoweredType>,
     graph: Graph,
+    /// What evaluations of `graph`'s nodes at build time need ([`Lowering::eval`]).
+    cones: Cones,
     types: Vec<ElementFunctions>,
     instances: Vec<Instance>,
     bodies: Vec<Body>,
@@ -392,6 +394,7 @@ impl<'a> Lowering<'a> {
             typedefs: HashMap::new(),
             cache: HashMap::new(),
             graph: Graph::new(),
+            cones: Cones::default(),
             types: Vec::new(),
             instances: Vec::new(),
             bodies: Vec::new(),

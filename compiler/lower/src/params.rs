@@ -104,7 +104,7 @@ impl<'a> Lowering<'a> {
                         Ok(x.clone())
                     }
                     None => match &s.default {
-                        Some(nodes) => eval_nodes(&self.graph, nodes, &q, &v, &p, Time::Forbidden),
+                        Some(nodes) => self.eval(nodes, &q, &v, &p, Time::Forbidden),
                         None => {
                             errors.push(LowerError {
                                 span: Some(span),
@@ -164,8 +164,8 @@ impl<'a> Lowering<'a> {
     }
 
     /// The value of a hidden slot of an element connected to `bodies` (global body
-    /// indices, in connection order): a mass property of one of them, else
-    /// [`eval_hidden`].
+    /// indices, in connection order): a mass property of one of them, else its nodes'
+    /// value.
     pub(super) fn hidden_value(
         &self,
         h: &Hidden,
@@ -175,7 +175,13 @@ impl<'a> Lowering<'a> {
         bodies: &[usize],
     ) -> Result<Vec<f64>, String> {
         let Some((k, prop)) = h.body else {
-            return eval_hidden(&self.graph, h, q, v, p);
+            // At t = 0, or for `at_time(e, T)` first T (parameters only), then e at T.
+            return match h.time {
+                None => self.eval(&h.nodes, q, v, p, Time::Initial),
+                Some(when) => self
+                    .eval(&[when], q, v, p, Time::Forbidden)
+                    .and_then(|x| self.eval(&h.nodes, q, v, p, Time::At(x[0]))),
+            };
         };
         let body = bodies.get(k).map(|&b| &self.bodies[b]);
         let value = match prop {
@@ -188,5 +194,18 @@ impl<'a> Lowering<'a> {
              parameters directly)"
                 .to_string()
         })
+    }
+
+    /// The value of nodes of the model's graph at build time, with the cone of `nodes`
+    /// found once per node list (per type, not per instance).
+    pub(super) fn eval(
+        &self,
+        nodes: &[Id],
+        q: &[f64],
+        v: &[f64],
+        p: &[f64],
+        time: Time,
+    ) -> Result<Vec<f64>, String> {
+        self.cones.eval(&self.graph, nodes, q, v, p, time)
     }
 }

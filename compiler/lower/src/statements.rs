@@ -6,22 +6,6 @@ use super::stmt_decls::{coordinates, energy, inline_param, param, state};
 use super::*;
 use fdc_frontend::ast::{Ident, Instance, Stmt};
 
-/// The value of a hidden slot: at t = 0, or for `at_time(e, T)` first T (parameters
-/// only), then e at t = T.
-pub(crate) fn eval_hidden(
-    g: &Graph,
-    h: &Hidden,
-    q: &[f64],
-    v: &[f64],
-    p: &[f64],
-) -> Result<Vec<f64>, String> {
-    match h.time {
-        None => eval_nodes(g, &h.nodes, q, v, p, Time::Initial),
-        Some(when) => eval_nodes(g, &[when], q, v, p, Time::Forbidden)
-            .and_then(|x| eval_nodes(g, &h.nodes, q, v, p, Time::At(x[0]))),
-    }
-}
-
 pub(crate) fn body_ref(lw: &mut Lowerer, e: &Expr) -> Option<BodyRef> {
     match lw.expr(e)? {
         Val::Body(b) => Some(b),

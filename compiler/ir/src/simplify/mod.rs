@@ -148,7 +148,19 @@ pub struct Simplified {
 /// problem (invalid ids, a tripwire hit) the input's needed part is returned.
 /// A tripwire hit also fails a debug assertion, so tests catch a wrong rule.
 pub fn simplify(graph: &Graph, outputs: &[NodeId], limits: &Limits) -> Simplified {
-    let out = simplify_with(graph, outputs, limits, &rules::rewrites());
+    simplify_observed(graph, outputs, limits, || {})
+}
+
+/// [`simplify`], calling `on_round` before every round of rule application (for
+/// progress reports; tests slow the rounds down to show that only the deterministic
+/// [`Limits`] bound the run, never the time it takes).
+pub fn simplify_observed(
+    graph: &Graph,
+    outputs: &[NodeId],
+    limits: &Limits,
+    on_round: impl FnMut() + 'static,
+) -> Simplified {
+    let out = simplify_with(graph, outputs, limits, &rules::rewrites(), on_round);
     debug_assert!(
         out.report.conflicts.is_empty(),
         "simplifier merged different constants: {:?}",
@@ -174,6 +186,7 @@ pub(crate) fn simplify_with(
     outputs: &[NodeId],
     limits: &Limits,
     rewrites: &[egg::Rewrite<FdLang, ConstFold>],
+    mut on_round: impl FnMut() + 'static,
 ) -> Simplified {
     let start = Instant::now();
     if let Some(bad) = graph.foreign(outputs) {
@@ -197,6 +210,10 @@ pub(crate) fn simplify_with(
         // egg's own default is a 5 s wall-clock limit; lift it so that only the
         // deterministic limits above can stop the run.
         .with_time_limit(Duration::MAX)
+        .with_hook(move |_| {
+            on_round();
+            Ok(())
+        })
         .run(rewrites);
     let stop = stop_of(&runner.stop_reason);
     let rules_time = t_rules.elapsed();
@@ -387,7 +404,7 @@ mod tests {
         let nx = g.neg(x);
         let z = g.constant(0.0);
         let p = g.mul(nx, z);
-        let out = simplify_with(&g, &[p], &Limits::default(), &rules);
+        let out = simplify_with(&g, &[p], &Limits::default(), &rules, || {});
         assert!(!out.report.conflicts.is_empty(), "{}", out.report);
         assert!(!out.report.kept);
         assert!(out.report.to_string().contains("CONSTANT CONFLICTS"));
