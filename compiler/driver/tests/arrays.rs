@@ -190,21 +190,51 @@ fn n_four_bar_adaptive_error_follows_the_tolerance() {
             .unwrap_or_else(|e| panic!("{:?}: {e}", s.adaptive));
         (tip_deviation(2, &sink), stats)
     };
+    let mut last = f64::INFINITY;
     for tol in [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10] {
         let s = fdc_runtime::Settings {
             adaptive: Some(tol),
             ..base.clone()
         };
         let (e, st) = run(&s);
-        let (every_step, _) = run(&fdc_runtime::Settings {
-            output_every: 0.0,
-            ..s.clone()
-        });
         eprintln!(
-            "N-four-bar tol {tol:e}: error {e:.3e} ({:.1} tol; rows at the steps {every_step:.3e}), {} steps, {} rejected",
+            "N-four-bar tol {tol:e}: error {e:.3e} ({:.1} tol), {} steps, {} rejected",
             e / tol,
             st.steps,
             st.rejected
         );
+        assert!(e < last, "tol {tol:e}: {e:e} not below {last:e}");
+        assert!((10.0 * tol..200.0 * tol).contains(&e), "tol {tol:e}: {e:e}");
+        last = e;
+        if tol >= 1e-8 {
+            let (every_step, _) = run(&fdc_runtime::Settings {
+                output_every: 0.0,
+                ..s.clone()
+            });
+            eprintln!("  rows at the steps: {every_step:.3e}");
+            assert!(e < 2.0 * every_step && every_step < 2.0 * e);
+        }
+        if tol == 1e-6 {
+            // The best fixed step of the same accuracy: from twice the mean adaptive
+            // step down by 5 % until it reaches the adaptive error (a row per step:
+            // landing on the rows would shorten fixed steps).
+            let mut h = 2.0 * base.end / st.steps as f64;
+            let fixed = loop {
+                let (ef, sf) = run(&fdc_runtime::Settings {
+                    step: h,
+                    output_every: 0.0,
+                    ..base.clone()
+                });
+                if ef <= e || h < 1e-6 {
+                    eprintln!("  fixed h = {h:.3e}: error {ef:.3e} in {} steps", sf.steps);
+                    break sf.steps;
+                }
+                h /= 1.05;
+            };
+            eprintln!(
+                "  adaptive/fixed steps: {:.2}",
+                st.steps as f64 / fixed as f64
+            );
+        }
     }
 }

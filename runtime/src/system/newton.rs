@@ -74,6 +74,24 @@ fn local_error_constant(settings: &Settings) -> f64 {
     s.beta + 0.5 * s.delta() - 1.0 / 6.0
 }
 
+/// How far below the error allowed per step, rtol^(3/2), the velocity criterion's
+/// tolerance goes with `adaptive`: Newton's remaining error must not be what limits
+/// the accuracy (measured on the N-four-bar at rtol = 1e-10: 1463·rtol with the
+/// default 1e-10, 17.7·rtol with 1e-13, proportional as at the looser tolerances).
+const NEWTON_PER_STEP: f64 = 100.0;
+
+/// The velocity criterion's tolerance of a step: `tol`, and with the smooth step
+/// control at most [`NEWTON_PER_STEP`] · rtol^(3/2) (the default 1e-10 down to rtol =
+/// 1e-8), never below the round-off of the velocities (64 ε).
+fn velocity_tol(settings: &Settings, tol: f64) -> f64 {
+    match settings.adaptive {
+        Some(rtol) if settings.control == StepControl::Smooth => {
+            tol.min((NEWTON_PER_STEP * rtol.powf(1.5)).max(64.0 * f64::EPSILON))
+        }
+        _ => tol,
+    }
+}
+
 impl System {
     /// One attempt of a step of size h from the accepted state: predict → correct →
     /// converge → estimate. Errors end the run; a rejection halves the step.
@@ -268,7 +286,9 @@ impl System {
         let last_fixed = matches!(settings.newton, Newton::Fixed(n) if n == k);
         // The largest v̇ correction the velocity criterion accepts.
         let dvd_tol = match settings.newton {
-            Newton::Velocity { tol } => tol * (1.0 + inf_norm(&self.vt)) / c.gh(),
+            Newton::Velocity { tol } => {
+                velocity_tol(settings, tol) * (1.0 + inf_norm(&self.vt)) / c.gh()
+            }
             _ => 0.0,
         };
         let velocity = matches!(settings.newton, Newton::Velocity { .. });
