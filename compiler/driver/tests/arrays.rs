@@ -171,6 +171,9 @@ fn generic_patterns_equal_the_presets() {
 /// first 4 s (the crank falls over and turns about once): the error falls with the
 /// tolerance and stays proportional to it; rows every 1 ms are as accurate as rows at
 /// the steps; at equal accuracy adaptive takes no more steps than the best fixed step.
+/// Measured: 126, 74, 28, 20, 19, 19 and 18 tol for 1e-4 … 1e-10 (larger than
+/// proportional only where the error is centimetres), 540 … 532,000 steps; at 1e-6,
+/// 5,324 adaptive steps against 6,727 for the fixed h = 0.59 ms of the same error.
 #[test]
 fn n_four_bar_adaptive_error_follows_the_tolerance() {
     use fdc_driver::settings::{runtime_settings, Overrides};
