@@ -47,11 +47,11 @@ pub struct SolverArgs {
     /// Interval of result rows [s]; 0 writes every step.
     #[arg(long)]
     pub output_every: Option<f64>,
-    /// HHT alpha in [-1/3, 0].
+    /// HHT alpha in [-1/3, 0]; with constraints at most -0.005.
     #[arg(long, allow_hyphen_values = true)]
     pub alpha: Option<f64>,
     /// Generalized-alpha by its spectral radius at infinity in [0, 1] (instead of
-    /// --alpha; 1 = no numerical damping, refused with constraints above 0.99).
+    /// --alpha; 1 = no numerical damping, refused with constraints above 0.95).
     #[arg(long)]
     pub rho_inf: Option<f64>,
     /// HHT form: arnold_bruls (default) or negrut.

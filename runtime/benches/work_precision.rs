@@ -1,10 +1,14 @@
 //! Work–precision of the step control (issue 13): global error against steps and wall
-//! time, fixed steps against `adaptive`, both HHT forms, on the 90° pendulum (index-3,
-//! a constraint) and a torque-free asymmetric rigid body (on the Lie group). Errors
-//! are the largest deviation over the rows (every 0.05 s) from a run with a fixed step
-//! 50× smaller than the smallest below. Run with
-//! `cargo test -p fdc-runtime --bench work_precision` (or `cargo bench`); prints a table for
-//! docs/performance.md. Not a test: nothing is asserted.
+//! time, fixed steps against `adaptive`, for the default HHT α = −0.05 in both forms
+//! and for other dampings (HHT α, generalized-α ρ∞) in the Arnold–Brüls form, on the
+//! 90° pendulum (index-3, one constraint), a four-bar of point masses (a closed loop),
+//! a torque-free asymmetric rigid body and a heavy symmetric top (on the Lie group).
+//! Errors are the largest deviation over the rows (every 0.05 s) from a run with a
+//! fixed step of 5e-6 s (50× smaller than the smallest below). After each scheme's
+//! rows, the steps a fixed step would need for the adaptive runs' errors (error ∝ h²
+//! between the two fixed steps around it) and their ratio. Run with
+//! `cargo test --workspace --bench work_precision` (or `cargo bench`); prints the
+//! tables of docs/performance.md. Not a test: nothing is asserted.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -42,6 +46,19 @@ fn error(a: &[Vec<f64>], b: &[Vec<f64>]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// Steps of a fixed step with error `e`, from the fixed runs (steps, error) by error ∝
+/// h² between the two that bracket it (the nearest pair outside their range).
+fn fixed_steps_for(fixed: &[(usize, f64)], e: f64) -> f64 {
+    let k = fixed
+        .windows(2)
+        .position(|w| w[1].1 <= e)
+        .unwrap_or(fixed.len() - 2);
+    let ((n0, e0), (n1, e1)) = (fixed[k], fixed[k + 1]);
+    // log n is linear in log e between the two.
+    let p = (n1 as f64 / n0 as f64).ln() / (e1 / e0).ln();
+    n0 as f64 * (e / e0).powf(p)
+}
+
 fn main() {
     let cases = [
         Case {
@@ -51,53 +68,93 @@ fn main() {
             end: 3.2,
         },
         Case {
+            name: "four-bar, 3.2 s",
+            model: || four_bar(1.2),
+            channels: &["A.x", "A.y", "B.x", "B.y"],
+            end: 3.2,
+        },
+        Case {
             name: "torque-free body, 10 s",
             model: || free_body(1.0, [2.0, 3.0, 4.5], [0.9, 0.1, -0.3, 0.2], [0.3, 1.0, 2.0]),
             channels: &["body.wx", "body.wy", "body.wz"],
             end: 10.0,
         },
+        Case {
+            name: "heavy top, 2 s",
+            model: || heavy_top(1.0, 0.1, 0.01, 0.008, 0.5, 50.0),
+            channels: &["top.ax", "top.ay", "top.az"],
+            end: 2.0,
+        },
     ];
-    println!("| model | form | step control | steps | error | wall [ms] |");
+    let schemes: [(&str, Form, Option<f64>, f64); 6] = [
+        ("HHT α = −0.05 (default)", Form::ArnoldBruls, None, -0.05),
+        ("HHT α = −0.05, Negrut", Form::Negrut, None, -0.05),
+        ("HHT α = −0.1", Form::ArnoldBruls, None, -0.1),
+        ("ρ∞ = 0.9", Form::ArnoldBruls, Some(0.9), -0.05),
+        ("ρ∞ = 0.8", Form::ArnoldBruls, Some(0.8), -0.05),
+        ("ρ∞ = 0.6", Form::ArnoldBruls, Some(0.6), -0.05),
+    ];
+    println!("| model | scheme | step control | steps | error | wall [ms] |");
     println!("|---|---|---|---|---|---|");
+    let mut ratios = Vec::new();
     for case in &cases {
-        for form in [Form::ArnoldBruls, Form::Negrut] {
+        let base = Settings {
+            end: case.end,
+            output_every: 0.05,
+            ..Settings::default()
+        };
+        let reference = run(
+            case,
+            &Settings {
+                step: 5e-6,
+                ..base.clone()
+            },
+        )
+        .0;
+        for &(label, form, rho_inf, alpha) in &schemes {
             let base = Settings {
-                end: case.end,
-                output_every: 0.05,
                 form,
-                ..Settings::default()
+                rho_inf,
+                alpha,
+                ..base.clone()
             };
-            let reference = run(
-                case,
-                &Settings {
-                    step: 5e-6,
-                    ..base.clone()
-                },
-            )
-            .0;
-            let row = |label: String, s: &Settings| {
+            let row = |control: String, s: &Settings| {
                 let (ch, steps, wall) = run(case, s);
+                let e = error(&ch, &reference);
                 println!(
-                    "| {} | {form:?} | {label} | {steps} | {:.2e} | {:.1} |",
+                    "| {} | {label} | {control} | {steps} | {e:.2e} | {:.1} |",
                     case.name,
-                    error(&ch, &reference),
                     wall * 1e3
                 );
+                (steps, e)
             };
-            for h in [4e-3, 2e-3, 1e-3, 5e-4, 2.5e-4] {
-                let s = Settings {
-                    step: h,
-                    ..base.clone()
-                };
-                row(format!("fixed h = {h:e}"), &s);
-            }
+            let fixed: Vec<(usize, f64)> = [4e-3, 2e-3, 1e-3, 5e-4, 2.5e-4]
+                .iter()
+                .map(|&h| {
+                    let s = Settings {
+                        step: h,
+                        ..base.clone()
+                    };
+                    row(format!("fixed h = {h:e}"), &s)
+                })
+                .collect();
             for tol in [1e-4, 1e-5, 1e-6, 1e-7, 1e-8] {
                 let s = Settings {
                     adaptive: Some(tol),
                     ..base.clone()
                 };
-                row(format!("adaptive {tol:e}"), &s);
+                let (n, e) = row(format!("adaptive {tol:e}"), &s);
+                ratios.push((case.name, label, tol, n, fixed_steps_for(&fixed, e), e));
             }
         }
+    }
+    println!();
+    println!("| model | scheme | adaptive | error | steps | fixed steps for that error | ratio |");
+    println!("|---|---|---|---|---|---|---|");
+    for (case, label, tol, n, nf, e) in ratios {
+        println!(
+            "| {case} | {label} | {tol:e} | {e:.2e} | {n} | {nf:.0} | {:.2} |",
+            n as f64 / nf
+        );
     }
 }

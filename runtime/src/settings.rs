@@ -431,7 +431,11 @@ impl Settings {
                 format!("{}", d.output_exact),
                 "land on output times (else interpolate)",
             ),
-            ("alpha", format!("{}", d.alpha), "HHT alpha in [-1/3, 0]"),
+            (
+                "alpha",
+                format!("{}", d.alpha),
+                "HHT alpha in [-1/3, 0]; <= -0.005 with constraints",
+            ),
             (
                 "rho_inf",
                 "off".into(),

@@ -244,7 +244,7 @@ impl System {
     /// velocity projection, consistent v̇ and λ (with the rheonomic terms of `Ic`).
     pub fn initialize(&mut self, settings: &Settings) -> Result<(), RuntimeError> {
         settings.validate().map_err(RuntimeError::BadSettings)?;
-        if let Some(why) = undamped_adaptive(settings, self.nl) {
+        if let Some(why) = undamped_constraints(settings, self.nl) {
             return Err(RuntimeError::BadSettings(why));
         }
         self.ensure_solvers(settings.linear);
@@ -402,10 +402,12 @@ impl System {
     }
 }
 
-/// The least HHT damping with which `adaptive` runs a constrained model (measured:
-/// a chain of 4 pendulums at α = −0.005 stays bounded over 100 s, at α = −0.001 and
-/// 0 its multipliers oscillate from step to step and grow).
-pub const ADAPTIVE_ALPHA_MAX: f64 = -0.005;
+/// The least HHT damping with which a constrained model runs, fixed step or
+/// `adaptive` (measured: a chain of 4 pendulums at α = −0.005 stays bounded over 100 s
+/// with `adaptive`, and a 90° pendulum and a four-bar at h = 1 ms with fixed steps;
+/// at α = −0.001 and 0 the multipliers oscillate from step to step and grow, fixed
+/// steps end "diverged" after seconds, `adaptive` cuts its steps without end).
+pub const ALPHA_MAX_CONSTRAINED: f64 = -0.005;
 
 /// The least damping `rho_inf` runs a constrained model with, fixed step or not
 /// (measured: a 90° pendulum at h = 10 ms stays bounded over 100 s at ρ∞ = 0.95; at
@@ -413,13 +415,13 @@ pub const ADAPTIVE_ALPHA_MAX: f64 = -0.005;
 /// until the run diverges at 6.5 s, 9.0 s; `tests/generalized_alpha.rs`).
 pub const RHO_INF_MAX: f64 = 0.95;
 
-/// Constraints with (almost) no numerical damping are refused before the first step:
-/// the index-3 multipliers' parasitic oscillation is then undamped and grows, and the
-/// step control would chase it with ever smaller steps (issue 13: millions of them).
-/// With `rho_inf` this holds for fixed steps too (a pendulum at ρ∞ = 1 blows up within
-/// seconds); HHT `alpha` with fixed steps keeps the legacy solver's behaviour, where
-/// the divergence watcher ends such a run.
-fn undamped_adaptive(settings: &Settings, nl: usize) -> Option<String> {
+/// Constraints with (almost) no numerical damping are refused before the first step,
+/// fixed step or `adaptive`: the index-3 multipliers' parasitic oscillation is then
+/// undamped and grows (issue 13: a pendulum's rod force at 2e6 N and a wrong
+/// "singular matrix" at 8.9 s with fixed steps; millions of ever smaller steps with
+/// `adaptive`). The legacy step control (the legacy profile) keeps the legacy solver's
+/// behaviour for HHT α: such a run starts, and the divergence watcher ends it.
+fn undamped_constraints(settings: &Settings, nl: usize) -> Option<String> {
     if nl == 0 {
         return None;
     }
@@ -430,10 +432,12 @@ fn undamped_adaptive(settings: &Settings, nl: usize) -> Option<String> {
             "rho_inf {rho} with constraints: {why}; use rho_inf <= {RHO_INF_MAX}"
         )),
         Some(_) => None,
-        None => (settings.adaptive.is_some() && settings.alpha > ADAPTIVE_ALPHA_MAX).then(|| {
+        None if settings.control == StepControl::Legacy && settings.adaptive.is_none() => None,
+        None => (settings.alpha > ALPHA_MAX_CONSTRAINED).then(|| {
             format!(
-                "HHT alpha {} with `adaptive` and constraints: {why}, and the step control \
-                 cannot follow them; use alpha <= {ADAPTIVE_ALPHA_MAX} (the default is {})",
+                "HHT alpha {} with constraints: {why} (a fixed-step run diverges, the step \
+                 control cannot follow them); use alpha <= {ALPHA_MAX_CONSTRAINED} (the \
+                 default is {})",
                 settings.alpha,
                 Settings::default().alpha
             )

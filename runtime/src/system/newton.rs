@@ -58,8 +58,12 @@ fn error_constant(settings: &Settings) -> f64 {
     settings.beta_gamma().0 - 1.0 / (6.0 * (1.0 + settings.alpha))
 }
 
-/// Position errors below this many ε_machine (1 + scale) are round-off.
-const ROUNDOFF: f64 = 64.0 * f64::EPSILON;
+/// Position errors below this many ε_machine (1 + scale) are round-off. The estimate
+/// C h² (a_{n+1} − a_n) carries the round-off of the index-3 accelerations, ε|q|/(β′h²),
+/// times C h², i.e. about (C/β) ε|q| ≈ ε|q|/3: 4 ε leaves a margin of 12. (It was 64 ε,
+/// which is above the allowed error per step tol^(3/2)(1 + s) for tol < 6e-10, so
+/// `adaptive` 1e-10 took the steps of 6e-10: 84 tol on the heavy top, 14 tol at 1e-9.)
+const ROUNDOFF: f64 = 4.0 * f64::EPSILON;
 
 /// The local error constant C of the positions, e = C h³ q⃛ + O(h⁴): with a_n ≈
 /// q̈(t_n + δh), δ = α_m − α_f, Δ = h v_n + h²((½ − β) a_n + β a_{n+1}) = h v_n +
@@ -68,6 +72,24 @@ const ROUNDOFF: f64 = 64.0 * f64::EPSILON;
 fn local_error_constant(settings: &Settings) -> f64 {
     let s = settings.scheme();
     s.beta + 0.5 * s.delta() - 1.0 / 6.0
+}
+
+/// How far below the error allowed per step, rtol^(3/2), the velocity criterion's
+/// tolerance goes with `adaptive`: Newton's remaining error must not be what limits
+/// the accuracy (measured on the N-four-bar at rtol = 1e-10: 1463·rtol with the
+/// default 1e-10, 17.7·rtol with 1e-13, proportional as at the looser tolerances).
+const NEWTON_PER_STEP: f64 = 100.0;
+
+/// The velocity criterion's tolerance of a step: `tol`, and with the smooth step
+/// control at most [`NEWTON_PER_STEP`] · rtol^(3/2) (the default 1e-10 down to rtol =
+/// 1e-8), never below the round-off of the velocities (64 ε).
+fn velocity_tol(settings: &Settings, tol: f64) -> f64 {
+    match settings.adaptive {
+        Some(rtol) if settings.control == StepControl::Smooth => {
+            tol.min((NEWTON_PER_STEP * rtol.powf(1.5)).max(64.0 * f64::EPSILON))
+        }
+        _ => tol,
+    }
 }
 
 impl System {
@@ -264,7 +286,9 @@ impl System {
         let last_fixed = matches!(settings.newton, Newton::Fixed(n) if n == k);
         // The largest v̇ correction the velocity criterion accepts.
         let dvd_tol = match settings.newton {
-            Newton::Velocity { tol } => tol * (1.0 + inf_norm(&self.vt)) / c.gh(),
+            Newton::Velocity { tol } => {
+                velocity_tol(settings, tol) * (1.0 + inf_norm(&self.vt)) / c.gh()
+            }
             _ => 0.0,
         };
         let velocity = matches!(settings.newton, Newton::Velocity { .. });

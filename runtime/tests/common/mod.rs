@@ -1231,3 +1231,85 @@ pub fn chain(n: usize) -> Model {
         inputs: vec![],
     }
 }
+
+/// A heavy symmetric top: a rigid body (mass `m`, moments `j1` transverse and `j3`
+/// axial about its centre of mass, which lies `l` along its body z axis from the tip)
+/// whose tip a spherical joint holds at the origin, under gravity g in −z. It starts
+/// with its axis tilted by `tilt` about x and spinning at `spin` about that axis, with
+/// no precession and no nutation rate (released: it nutates).
+pub fn heavy_top(m: f64, l: f64, j1: f64, j3: f64, tilt: f64, spin: f64) -> Model {
+    let axis = [0.0, -tilt.sin(), tilt.cos()];
+    let mut p = vec![m, j1, j1, j3, l * axis[0], l * axis[1], l * axis[2]];
+    p.extend_from_slice(&[(0.5 * tilt).cos(), (0.5 * tilt).sin(), 0.0, 0.0]);
+    // The spin about the axis through the fixed tip moves the centre of mass not.
+    p.extend_from_slice(&[0.0; 3]);
+    p.extend_from_slice(&[spin * axis[0], spin * axis[1], spin * axis[2]]);
+    p.extend_from_slice(&[0.0, 0.0, -9.81]);
+    let q: Vec<usize> = (0..7).collect();
+    let v: Vec<usize> = (0..6).collect();
+    Model {
+        table: table(vec![rigid_body(), spherical(1)]),
+        instances: vec![
+            inst("top", 0, p, &q, &v, &[]),
+            inst(
+                "tip",
+                1,
+                vec![0.0, 0.0, -l, 0.0, 0.0, 0.0],
+                &q,
+                &v,
+                &[0, 1, 2],
+            ),
+        ],
+        nq: 7,
+        nv: 6,
+        nl: 3,
+        inputs: vec![],
+    }
+}
+
+/// A four-bar of point masses in the vertical plane (gravity −y): ground pivots
+/// O1 = (0, 0) and O2 = (2, 0), crank O1–A 0.6 m, coupler A–B 2 m, rocker O2–B 1 m
+/// (Grashof: the crank can turn fully), 1 kg at A and at B, released at rest with the
+/// crank at `theta` from the x axis (B on the upper branch). Unknowns: A (0, 1), B (2, 3).
+pub fn four_bar(theta: f64) -> Model {
+    let a = [0.6 * theta.cos(), 0.6 * theta.sin()];
+    // B on the circles |B − A| = 2 and |B − O2| = 1.
+    let (o2, r1, r2) = ([2.0, 0.0], 2.0, 1.0);
+    let d = ((o2[0] - a[0]).powi(2) + (o2[1] - a[1]).powi(2)).sqrt();
+    let along = (r1 * r1 - r2 * r2 + d * d) / (2.0 * d);
+    let off = (r1 * r1 - along * along).sqrt();
+    let u = [(o2[0] - a[0]) / d, (o2[1] - a[1]) / d];
+    let b = [
+        a[0] + along * u[0] - off * u[1],
+        a[1] + along * u[1] + off * u[0],
+    ];
+    let g = [0.0, -9.81];
+    Model {
+        table: table(vec![point_mass::<2>(), anchor2(), rod2()]),
+        instances: vec![
+            inst(
+                "A",
+                0,
+                pm_params(1.0, &a, &[0.0; 2], &g),
+                &[0, 1],
+                &[0, 1],
+                &[],
+            ),
+            inst(
+                "B",
+                0,
+                pm_params(1.0, &b, &[0.0; 2], &g),
+                &[2, 3],
+                &[2, 3],
+                &[],
+            ),
+            inst("crank", 1, vec![0.6, 0.0, 0.0], &[0, 1], &[0, 1], &[0]),
+            inst("rocker", 1, vec![1.0, 2.0, 0.0], &[2, 3], &[2, 3], &[1]),
+            inst("coupler", 2, vec![2.0], &[0, 1, 2, 3], &[0, 1, 2, 3], &[2]),
+        ],
+        nq: 4,
+        nv: 4,
+        nl: 3,
+        inputs: vec![],
+    }
+}
