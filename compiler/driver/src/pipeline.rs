@@ -416,6 +416,7 @@ fn runtime_model(
         nv: lowered.nv,
         nl: lowered.nl,
         inputs,
+        roads: lowered.roads.clone(),
     }
 }
 
