@@ -153,7 +153,7 @@ impl Lowering<'_> {
         let bad = |why: String| {
             error(
                 span,
-                "E0920",
+                "E0921",
                 why,
                 "this tyre",
                 "give `road` the value of `crg(\"road.crg\")` (or 0: no data road)".into(),
