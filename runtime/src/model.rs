@@ -61,6 +61,29 @@ pub struct RoadContact {
     pub mu_base: f64,
 }
 
+/// The rotation matrix (body to global) of the unit quaternion q = (w, x, y, z),
+/// scalar first as bodies store it: the one home of this formula for the road
+/// contacts (centre offset at build time, wheel centre at run time).
+pub fn quat_matrix([w, a, b, c]: [f64; 4]) -> [[f64; 3]; 3] {
+    [
+        [
+            1.0 - 2.0 * (b * b + c * c),
+            2.0 * (a * b - w * c),
+            2.0 * (a * c + w * b),
+        ],
+        [
+            2.0 * (a * b + w * c),
+            1.0 - 2.0 * (a * a + c * c),
+            2.0 * (b * c - w * a),
+        ],
+        [
+            2.0 * (a * c - w * b),
+            2.0 * (b * c + w * a),
+            1.0 - 2.0 * (a * a + b * b),
+        ],
+    ]
+}
+
 /// The data roads of a model (shared, read-only) and the contacts on them.
 #[derive(Clone, Debug, Default)]
 pub struct Roads {

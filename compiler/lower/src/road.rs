@@ -205,24 +205,7 @@ impl Lowering<'_> {
 /// body components.
 fn body_offset(q0: &[f64], p: [f64; 3]) -> [f64; 3] {
     let d = [p[0] - q0[0], p[1] - q0[1], p[2] - q0[2]];
-    let (w, a, b, c) = (q0[3], q0[4], q0[5], q0[6]);
-    let m = [
-        [
-            1.0 - 2.0 * (b * b + c * c),
-            2.0 * (a * b - w * c),
-            2.0 * (a * c + w * b),
-        ],
-        [
-            2.0 * (a * b + w * c),
-            1.0 - 2.0 * (a * a + c * c),
-            2.0 * (b * c - w * a),
-        ],
-        [
-            2.0 * (a * c - w * b),
-            2.0 * (b * c + w * a),
-            1.0 - 2.0 * (a * a + b * b),
-        ],
-    ];
+    let m = fdc_runtime::quat_matrix([q0[3], q0[4], q0[5], q0[6]]);
     // Rᵀ d: column k of R dotted with d.
     std::array::from_fn(|k| m[0][k] * d[0] + m[1][k] * d[1] + m[2][k] * d[2])
 }

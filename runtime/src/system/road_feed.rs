@@ -12,7 +12,7 @@
 //! reruns are bitwise equal. Nothing here allocates after [`Feed::new`].
 
 use super::Inst;
-use crate::model::{RoadContact, Roads};
+use crate::model::{quat_matrix, RoadContact, Roads};
 use crate::RuntimeError;
 
 /// The roads of a model and, per contact, its search hint and the centre (x, y) the
@@ -83,22 +83,10 @@ impl Feed {
 /// The global (x, y) of the wheel centre: R + rot(θ) u for the body coordinates
 /// q = [R; θ] (θ a unit quaternion, scalar first) and the body-fixed offset u.
 fn centre_xy(c: &RoadContact, q: &[f64]) -> [f64; 2] {
-    let r = [q[c.q[0]], q[c.q[1]]];
-    let (w, a, b, d) = (q[c.q[3]], q[c.q[4]], q[c.q[5]], q[c.q[6]]);
+    let m = quat_matrix([q[c.q[3]], q[c.q[4]], q[c.q[5]], q[c.q[6]]]);
     let u = c.offset;
-    // The first two rows of the rotation matrix of (w, a, b, d).
-    let row0 = [
-        1.0 - 2.0 * (b * b + d * d),
-        2.0 * (a * b - w * d),
-        2.0 * (a * d + w * b),
-    ];
-    let row1 = [
-        2.0 * (a * b + w * d),
-        1.0 - 2.0 * (a * a + d * d),
-        2.0 * (b * d - w * a),
-    ];
-    let dot = |m: [f64; 3]| m[0] * u[0] + m[1] * u[1] + m[2] * u[2];
-    [r[0] + dot(row0), r[1] + dot(row1)]
+    let dot = |row: [f64; 3]| row[0] * u[0] + row[1] * u[1] + row[2] * u[2];
+    [q[c.q[0]] + dot(m[0]), q[c.q[1]] + dot(m[1])]
 }
 
 #[cfg(test)]
