@@ -30,7 +30,7 @@ pub mod table;
 
 pub use error::{Culprit, RuntimeError, SimError, SimErrorKind};
 pub use linear::LinearSolverKind;
-pub use model::{ElementInstance, Model, RuntimeInput};
+pub use model::{quat_matrix, ElementInstance, Model, RoadContact, Roads, RuntimeInput};
 pub use settings::{
     ErrorWeights, Form, Newton, Predictor, Scheme, SettingError, Settings, StepControl,
 };

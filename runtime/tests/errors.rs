@@ -528,6 +528,7 @@ fn pulled_against_a_lock(pull_first: bool) -> fdc_runtime::Model {
         nv: 1,
         nl: 2,
         inputs: vec![],
+        roads: Default::default(),
     }
 }
 

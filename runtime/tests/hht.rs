@@ -521,6 +521,7 @@ fn driven_mass_follows_its_prescribed_motion() {
         nv: 1,
         nl: 1,
         inputs: vec![],
+        roads: Default::default(),
     };
     for form in [Form::ArnoldBruls, Form::Negrut] {
         let (sink, _) = run(model.clone(), &fixed(1e-3, 3.0, form));

@@ -356,6 +356,7 @@ fn runtime_model(
         nv: lowered.nv,
         nl: lowered.nl,
         inputs,
+        roads: lowered.roads.clone(),
     }
 }
 

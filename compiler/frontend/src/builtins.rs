@@ -40,6 +40,7 @@ pub enum Builtin {
     AtTime,
     Rate,
     Tir,
+    Crg,
 }
 
 /// Whether a call's value depends on the state (coordinates or velocities), which the
@@ -270,6 +271,14 @@ pub const FUNCTIONS: &[BuiltinFn] = {
             "(\"file.tir\", \"NAME\"), two string literals",
             "a coefficient of a tyre property file (.tir), read at build time",
         ),
+        f(
+            Crg,
+            "crg",
+            1,
+            "crg(file)",
+            "(\"road.crg\") or (\"road.crg\", \"friction.crg\"), string literals",
+            "an OpenCRG data road (elevation, optional friction file) for a tyre's `road`, read at build time",
+        ),
     ]
 };
 
@@ -310,6 +319,7 @@ impl Builtin {
             (Initial | Rate, [t]) if t.is_numeric() => Some(*t),
             (AtTime, [t, S]) if t.is_numeric() => Some(*t),
             (Tir, [Ty::Str, Ty::Str]) => Some(S),
+            (Crg, [Ty::Str] | [Ty::Str, Ty::Str]) => Some(S),
             _ => None,
         }
     }
@@ -317,7 +327,7 @@ impl Builtin {
     /// Whether a call's value depends on the state.
     pub fn dep(self) -> Dep {
         match self {
-            Builtin::Initial | Builtin::AtTime | Builtin::Tir => Dep::Never,
+            Builtin::Initial | Builtin::AtTime | Builtin::Tir | Builtin::Crg => Dep::Never,
             Builtin::Rate => Dep::Always,
             _ => Dep::Args,
         }

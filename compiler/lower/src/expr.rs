@@ -27,6 +27,8 @@ pub struct Globals<'a> {
     pub files: Option<&'a fdc_frontend::SourceFiles>,
     /// Tyre property files read so far (`tir(...)`; read once per build).
     pub tir: std::cell::RefCell<crate::tir::TirCache>,
+    /// Data roads named so far (`crg(...)`; each read once per build).
+    pub roads: std::cell::RefCell<crate::road::RoadTable>,
 }
 
 /// Where the nodes go: a plain graph (model level) or an element under construction.
@@ -344,6 +346,7 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 };
             }
             Some(Builtin::Tir) => return self.tir_call(args, span),
+            Some(Builtin::Crg) => return self.crg_call(args, span),
             _ => {}
         }
         if self.globals.broken_splines.contains(f) {
@@ -515,7 +518,7 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 }
                 _ => Err("`clamp` takes three scalars (x, lo, hi)".into()),
             },
-            B::Initial | B::AtTime | B::Rate | B::Tir => {
+            B::Initial | B::AtTime | B::Rate | B::Tir | B::Crg => {
                 Err(format!("`{f}` is a form, not a function"))
             }
         }

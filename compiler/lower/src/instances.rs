@@ -289,6 +289,7 @@ impl<'a> Lowering<'a> {
         if let Some(fi) = fn_index {
             let idx = self.push_instance(fi, name, p, &bodies, own);
             self.record_inputs(&key, idx, fields);
+            self.record_road(&key, idx, &bodies, span);
         }
         for (ty, c, f, n, s) in subs {
             if let Some(d) = self.typedef(&ty, s) {

@@ -3,7 +3,7 @@
 //!
 //! Knows: the AST and diagnostic type of the front end, the IR, the element builder of
 //! `fdc-diff`, and the file system only for spline `table(...)` files and tyre
-//! property files (`tir(...)`, [`tir`]).
+//! property files (`tir(...)`, [`tir`]) and OpenCRG road files (`crg(...)`, [`road`]).
 //! What happens here: model parameters are evaluated to numbers; every instance is
 //! flattened (a preset's primitives are inlined into the preset's own element, with
 //! multipliers `<primitive>.lambda`; other nested instances become `<parent>.<name>`);
@@ -36,6 +36,7 @@ mod instances;
 mod model;
 mod params;
 mod plausible;
+pub mod road;
 mod run_settings;
 mod spline_decls;
 mod statements;
@@ -83,7 +84,10 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0915", "tyre property file cannot be read"),
     ("E0916", "tyre property coefficient missing"),
     ("E0917", "tyre property coefficient malformed"),
+    ("E0918", "road file cannot be read"),
+    ("E0919", "road file is not a usable OpenCRG road"),
     (run_settings::E_SETTING, "simulate setting the run refuses"),
+    ("E0921", "tyre `road` is not a road named by `crg(...)`"),
     (plausible::E_MASS, "body mass not positive"),
     (plausible::E_INERTIA, "principal inertias not physical"),
     (plausible::E_SELF_JOINT, "joint connects a body to itself"),
@@ -193,6 +197,8 @@ pub struct LoweredModel {
     pub params: Vec<(String, Vec<f64>)>,
     /// Warnings of the plausibility checks (`plausible`): the model is still valid.
     pub warnings: Vec<LowerError>,
+    /// Data roads (`crg(...)`) and the tyres on them, for the runtime.
+    pub roads: fdc_runtime::Roads,
 }
 
 /// A parameter slot of an element type.
@@ -309,6 +315,8 @@ struct Lowering<'a> {
     owner_types: HashMap<usize, usize>,
     /// The connections of every top-level element instance (ground `None`).
     links: Vec<Vec<Option<usize>>>,
+    /// Tyres on data roads (`road.rs`).
+    road_contacts: Vec<fdc_runtime::RoadContact>,
 }
 
 /// Lowers the checked modules of a model (as the front end returns them; stdlib
@@ -407,6 +415,7 @@ impl<'a> Lowering<'a> {
             inputs: Vec::new(),
             owner_types: HashMap::new(),
             links: Vec::new(),
+            road_contacts: Vec::new(),
         };
         for item in items {
             match item {
@@ -487,6 +496,7 @@ impl<'a> Lowering<'a> {
             return Err(self.errors);
         }
         let warnings = std::mem::take(&mut self.errors);
+        let roads = self.roads();
         let (nq, nv) = (self.nq, self.nv);
         let mut body_names: Vec<(String, usize)> = self.body_names.into_iter().collect();
         body_names.sort_by_key(|b| b.1);
@@ -502,6 +512,7 @@ impl<'a> Lowering<'a> {
             settings,
             params,
             warnings,
+            roads,
         })
     }
 }

@@ -101,6 +101,29 @@ fn error(span: Span, code: &'static str, message: String, label: &str, hint: &st
     }
 }
 
+/// A file named in a model that cannot be read: where relative paths start from.
+pub(crate) fn unreadable(
+    span: Span,
+    code: &'static str,
+    what: &str,
+    path: &str,
+    why: String,
+    dir: &Path,
+) -> LowerError {
+    let dir = if dir.as_os_str().is_empty() {
+        ".".to_string()
+    } else {
+        dir.display().to_string()
+    };
+    error(
+        span,
+        code,
+        format!("cannot read the {what} `{path}`: {why}"),
+        "this file",
+        &format!("the path is relative to the directory of the model file that names it (`{dir}`)"),
+    )
+}
+
 impl Lowerer<'_, '_, '_> {
     /// `tir("file.tir", "NAME")`: the coefficient as a constant (the checker has made
     /// sure both arguments are string literals).
@@ -153,32 +176,33 @@ impl Lowerer<'_, '_, '_> {
         None
     }
 
-    /// The parsed file `path`, relative to the directory of the file the call is in.
-    fn tir_file(&mut self, path: &str, span: Span) -> Result<Rc<TirFile>, LowerError> {
-        let unreadable = |why: String, dir: &Path| {
-            error(
+    /// `path` relative to the directory of the model file the call at `span` is in, or
+    /// the error `code` (a `what` cannot be read) when that file's location is unknown.
+    pub(crate) fn relative_path(
+        &self,
+        path: &str,
+        span: Span,
+        code: &'static str,
+        what: &str,
+    ) -> Result<PathBuf, LowerError> {
+        match self.globals.files.and_then(|f| f.path(span.file)) {
+            Some(model) => Ok(model.parent().unwrap_or(Path::new("")).join(path)),
+            None => Err(unreadable(
                 span,
-                "E0915",
-                format!("cannot read the tyre property file `{path}`: {why}"),
-                "this file",
-                &format!(
-                    "the path is relative to the directory of the model file that names it (`{}`)",
-                    if dir.as_os_str().is_empty() {
-                        ".".to_string()
-                    } else {
-                        dir.display().to_string()
-                    }
-                ),
-            )
-        };
-        let Some(model) = self.globals.files.and_then(|f| f.path(span.file)) else {
-            return Err(unreadable(
+                code,
+                what,
+                path,
                 "the location of the model file is unknown".into(),
                 Path::new(""),
-            ));
-        };
-        let dir = model.parent().unwrap_or(Path::new("")).to_path_buf();
-        let full = dir.join(path);
+            )),
+        }
+    }
+
+    /// The parsed file `path`, relative to the directory of the file the call is in.
+    fn tir_file(&mut self, path: &str, span: Span) -> Result<Rc<TirFile>, LowerError> {
+        let what = "tyre property file";
+        let full = self.relative_path(path, span, "E0915", what)?;
+        let dir = full.parent().unwrap_or(Path::new("")).to_path_buf();
         let mut cache = self.globals.tir.borrow_mut();
         let entry = cache.entry(full.clone()).or_insert_with(|| {
             fdc_frontend::source::read_text(&full, fdc_frontend::source::MAX_DATA_BYTES)
@@ -190,7 +214,7 @@ impl Lowerer<'_, '_, '_> {
             Err(why) => {
                 let why = why.clone();
                 drop(cache);
-                Err(unreadable(why, &dir))
+                Err(unreadable(span, "E0915", what, path, why, &dir))
             }
         }
     }

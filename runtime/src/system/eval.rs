@@ -130,6 +130,7 @@ impl System {
         self.ic_phi.fill(0.0);
         self.ic_g.fill(0.0);
         self.ic_acc.fill(0.0);
+        self.roads.feed(&mut self.inst, &self.q);
         let nv = self.nv;
         let w = accepted_view!(self);
         let types = &self.table.types;
@@ -219,6 +220,7 @@ impl System {
     pub(super) fn residual(&mut self, c: &Coefficients, alpha_negrut: f64) {
         self.r.fill(0.0);
         self.f.fill(0.0);
+        self.roads.feed(&mut self.inst, &self.qt);
         let nv = self.nv;
         let w = trial_view!(self, &self.qt);
         let types = &self.table.types;
@@ -252,6 +254,7 @@ impl System {
     /// has it (the legacy option without the derivatives of the gyroscopic terms).
     pub(super) fn assemble_iter(&mut self, c: &Coefficients, noqv: bool) {
         self.jv.fill(0.0);
+        self.roads.feed(&mut self.inst, &self.qt);
         let w = trial_view!(self, &self.qt);
         let types = &self.table.types;
         for e in &self.inst {

@@ -197,6 +197,7 @@ impl System {
             h: 1.0,
         };
         let mut j = vec![0.0; nx * nx];
+        self.roads.feed(&mut self.inst, &self.q);
         let w = View {
             q: &self.q,
             v: &self.v,

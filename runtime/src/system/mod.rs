@@ -186,6 +186,8 @@ pub struct System {
     corrections: Vec<assemble::Correction>,
     /// The fingerprint of the model's structure that snapshots carry (`state.rs`).
     identity: u64,
+    /// Data roads: tangent planes written into the tyres' slots (`road_feed.rs`).
+    roads: road_feed::Feed,
 }
 
 fn inf_norm(x: &[f64]) -> f64 {
@@ -206,6 +208,7 @@ pub mod linearize;
 mod newton;
 mod output;
 mod redundant;
+mod road_feed;
 mod setup;
 mod state;
 mod step_control;

@@ -89,6 +89,8 @@ impl System {
     pub(super) fn outputs_from(&mut self, dense: bool) {
         let c = Coefficients::at_rest(self.h);
         let nv = self.nv;
+        let q = if dense { &self.dense.q } else { &self.q };
+        self.roads.feed(&mut self.inst, q);
         let w = &if dense {
             let d = &self.dense;
             View {

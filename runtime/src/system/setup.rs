@@ -404,6 +404,7 @@ impl System {
             nv,
             nl,
             inputs,
+            roads,
         } = model;
         if table.abi_version != ABI_VERSION {
             return Err(RuntimeError::AbiVersion {
@@ -435,6 +436,7 @@ impl System {
             mut channels,
         } = layout(&table, instances, nv, nx);
         let s = Scratch::new(&table);
+        let roads = road_feed::Feed::new(roads, &inst, nq)?;
         channels.extend(total_names);
         let nch = channels.len();
         let mut sys = System {
@@ -497,6 +499,7 @@ impl System {
             step_times: Vec::new(),
             corrections: Vec::new(),
             identity: 0,
+            roads,
         };
         sys.identity = sys.fingerprint();
         Ok(sys)

@@ -200,6 +200,7 @@ impl System {
         for (e, p) in self.inst.iter_mut().zip(&state.params) {
             e.params.copy_from_slice(p);
         }
+        self.roads.invalidate();
         self.removed.copy_from_slice(&state.removed);
         self.apply_removed_positions();
         self.t = state.t;

@@ -654,6 +654,7 @@ pub fn free_body(m: f64, j: [f64; 3], theta0: [f64; 4], w0: [f64; 3]) -> Model {
         nv: 6,
         nl: 0,
         inputs: vec![],
+        roads: Default::default(),
     }
 }
 
@@ -1126,6 +1127,7 @@ pub fn rigid_chain(n: usize) -> Model {
         nv: 6 * n,
         nl: 3 * n,
         inputs: vec![],
+        roads: Default::default(),
     }
 }
 
@@ -1176,6 +1178,7 @@ pub fn spring_mass(m: f64, k: f64, d: f64, x0: f64, v0: f64) -> Model {
         nv: 1,
         nl: 0,
         inputs: vec![],
+        roads: Default::default(),
     }
 }
 
@@ -1199,6 +1202,7 @@ pub fn pendulum(l: f64, x0: [f64; 2], g: f64) -> Model {
         nv: 2,
         nl: 1,
         inputs: vec![],
+        roads: Default::default(),
     }
 }
 
@@ -1229,6 +1233,7 @@ pub fn chain(n: usize) -> Model {
         nv: 2 * n,
         nl: n,
         inputs: vec![],
+        roads: Default::default(),
     }
 }
 

@@ -12,6 +12,12 @@ impl<'m> Checker<'m> {
         {
             return self.tir_call(args, span);
         }
+        if n == builtins::Builtin::Crg.info().name
+            && env.find(n).is_none()
+            && !self.globals.contains_key(n)
+        {
+            return self.crg_call(args, span);
+        }
         let vals: Vec<Val> = args.iter().map(|a| self.expr(a, env)).collect();
         let dep = vals.iter().any(|v| v.dep);
         let n = name.name.as_str();
@@ -204,6 +210,32 @@ impl<'m> Checker<'m> {
                 Diagnostic::error("E0301", "`tir` takes two string literals")
                     .at(span, "expected `tir(\"file.tir\", \"NAME\")`")
                     .note("the file is relative to the model file; NAME is a coefficient such as \"PCX1\""),
+            );
+            return Val {
+                ty: Ty::Error,
+                dep: false,
+            };
+        }
+        for a in args {
+            self.types_of.insert(a.span, Ty::Str);
+        }
+        Val {
+            ty: Ty::Scalar,
+            dep: false,
+        }
+    }
+
+    /// `crg("road.crg")` or `crg("road.crg", "friction.crg")`: string literals; the
+    /// files are read when the model is lowered. The value names the road (a build-time
+    /// number for a tyre's `road` field).
+    fn crg_call(&mut self, args: &[Expr], span: Span) -> Val {
+        let literals =
+            matches!(args.len(), 1 | 2) && args.iter().all(|a| matches!(a.kind, ExprKind::Str(_)));
+        if !literals {
+            self.diags.push(
+                Diagnostic::error("E0301", "`crg` takes one or two string literals")
+                    .at(span, "expected `crg(\"road.crg\")` or `crg(\"road.crg\", \"friction.crg\")`")
+                    .note("the files are relative to the model file; the second one's grid holds the friction μ"),
             );
             return Val {
                 ty: Ty::Error,
