@@ -1269,6 +1269,7 @@ pub fn heavy_top(m: f64, l: f64, j1: f64, j3: f64, tilt: f64, spin: f64) -> Mode
         nv: 6,
         nl: 3,
         inputs: vec![],
+        roads: Default::default(),
     }
 }
 
@@ -1316,5 +1317,6 @@ pub fn four_bar(theta: f64) -> Model {
         nv: 4,
         nl: 3,
         inputs: vec![],
+        roads: Default::default(),
     }
 }
