@@ -1,6 +1,6 @@
 // The page of `fdc view`: places every body from its R and theta result columns, plays
 // the result back and plots chosen channels with a cursor at the current time. It
-// knows nothing of the model beyond the scene (one shape per body) the server sends.
+// knows nothing of the model beyond the scene (the shapes of each body) the server sends.
 // Query options: bare=1 (scene only), view=top (orthographic from +z), flat=1 (unlit
 // colours), t=T (paused at T). Tests read window.fdcView.
 
@@ -84,28 +84,67 @@ renderer.domElement.addEventListener('wheel', (e) => {
 }, { passive: false });
 window.addEventListener('resize', () => { placeCamera(); draw(); });
 
-function material(colour) {
-  return opts.get('flat') ? new THREE.MeshBasicMaterial({ color: colour })
-                          : new THREE.MeshStandardMaterial({ color: colour, roughness: 0.6 });
+function material(colour, opacity = 1) {
+  const o = { color: colour, transparent: opacity < 1, opacity };
+  return opts.get('flat') ? new THREE.MeshBasicMaterial(o)
+                          : new THREE.MeshStandardMaterial({ ...o, roughness: 0.6 });
 }
 
-function geometry(b) {
-  const [a, c, d] = b.size;
-  return new THREE.BoxGeometry(a, c, d);
+// The geometry of a declared shape (docs/language.md, `shape`); cylinders and
+// capsules lie along z (three.js builds them along y).
+function geometry(s) {
+  let g;
+  if (s.kind === 'box') g = new THREE.BoxGeometry(...s.size);
+  else if (s.kind === 'sphere') g = new THREE.SphereGeometry(s.radius, 32, 16);
+  else if (s.kind === 'cylinder') g = new THREE.CylinderGeometry(s.radius, s.radius, s.length, 32).rotateX(Math.PI / 2);
+  else if (s.kind === 'capsule') g = new THREE.CapsuleGeometry(s.radius, s.length, 8, 32).rotateX(Math.PI / 2);
+  else {
+    g = new THREE.BufferGeometry();
+    g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(s.vertices), 3));
+    g.scale(s.scale, s.scale, s.scale);
+    g.computeVertexNormals();
+  }
+  g.computeBoundingSphere();
+  return g;
 }
+
+// The meshes of one body (or of the fixed shapes) in a group placed at the body frame;
+// a body without declared shapes shows the box of its inertia. `radius`: how far the
+// shapes reach from the frame's origin (for the camera).
+function shapeGroup(shapes, colour) {
+  const group = new THREE.Group();
+  let radius = 0;
+  for (const s of shapes) {
+    const g = geometry(s);
+    const mesh = new THREE.Mesh(g, material(s.colour ?? colour, s.opacity));
+    mesh.position.set(...s.at);
+    const [w, x, y, z] = s.orientation;
+    mesh.quaternion.set(x, y, z, w);
+    group.add(mesh);
+    radius = Math.max(radius, mesh.position.length() + g.boundingSphere.radius);
+  }
+  return { group, radius };
+}
+
+const BOX = (size) => ({ kind: 'box', size, colour: null, opacity: 1, at: [0, 0, 0], orientation: [1, 0, 0, 0] });
 
 // New meshes for a new scene; the columns of a body come from the run shown.
+let fixed = null;
 function buildScene(data) {
   for (const b of bodies) scene.remove(b.mesh);
+  if (fixed) scene.remove(fixed);
   sceneData = data;
   bodies = data.bodies.map((b, i) => {
-    const mesh = new THREE.Mesh(geometry(b), material(PALETTE[i % PALETTE.length]));
-    const axes = new THREE.AxesHelper(Math.max(...b.size) * 0.8);
+    const colour = PALETTE[i % PALETTE.length];
+    const { group, radius } = shapeGroup(b.shapes.length ? b.shapes : [BOX(b.size)], colour);
+    const axes = new THREE.AxesHelper(radius * 0.8);
     axes.visible = $('frames').checked;
-    mesh.add(axes);
-    scene.add(mesh);
-    return { name: b.name, size: b.size, mesh, axes, colour: PALETTE[i % PALETTE.length] };
+    group.add(axes);
+    scene.add(group);
+    return { name: b.name, radius, mesh: group, axes, colour };
   });
+  fixed = shapeGroup(data.fixed || [], 0x888888).group;
+  scene.add(fixed);
   buildParams(data.params);
 }
 
@@ -125,7 +164,7 @@ function frame(run) {
   for (const b of bodies) {
     const c = columns(run, b.name);
     if (!c) continue;
-    const r = Math.max(...b.size) / 2;
+    const r = b.radius;
     for (const row of run.rows) {
       box.expandByPoint(new THREE.Vector3(row[c[0]] - r, row[c[1]] - r, row[c[2]] - r));
       box.expandByPoint(new THREE.Vector3(row[c[0]] + r, row[c[1]] + r, row[c[2]] + r));

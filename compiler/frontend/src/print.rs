@@ -90,6 +90,13 @@ fn print_item(out: &mut String, item: &Item) {
             );
         }
         // A one-off element is printed with its type (below).
+        Item::Shape(sh) => {
+            let _ = writeln!(out, "shape {} on {} {{", sh.kind.name, expr(&sh.body));
+            for f in &sh.fields {
+                let _ = writeln!(out, "    {} = {};", f.name.name, expr(&f.value));
+            }
+            out.push_str("}\n");
+        }
         Item::Instance(i) if i.ty.name.starts_with("on@") => {}
         Item::Instance(i) => instance(out, i, ""),
         Item::TypeDef(t) if t.inline_instance().is_some() => {

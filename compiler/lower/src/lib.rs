@@ -33,10 +33,12 @@ pub mod spline;
 mod value;
 
 mod instances;
+pub mod mesh;
 mod model;
 mod params;
 mod plausible;
 mod run_settings;
+pub mod shapes;
 mod spline_decls;
 mod statements;
 mod stmt_decls;
@@ -50,7 +52,8 @@ pub use expr::MAX_CALL_DEPTH;
 use expr::{Globals, Hidden, Lowerer, Target};
 use fdc_diff::{BodyKind, Coordinates, ElementBuilder, ElementFunctions, Role};
 use fdc_frontend::ast::{
-    Expr, ExprKind, Field, FnDecl, Item, Kind, Module, Span, SplineDecl, StmtKind, TypeDef,
+    Expr, ExprKind, Field, FnDecl, Item, Kind, Module, ShapeDecl, Span, SplineDecl, StmtKind,
+    TypeDef,
 };
 use fdc_frontend::SourceFiles;
 use fdc_ir::{Graph, Id};
@@ -92,6 +95,9 @@ pub const CODES: &[(&str, &str)] = &[
         "parameter not finite (zero-length axis)",
     ),
     (plausible::W_ZERO_INERTIA, "zero principal inertia"),
+    (shapes::E_SHAPE, "display shape value out of range"),
+    (shapes::E_MESH_READ, "mesh file cannot be read"),
+    (shapes::E_MESH_FORMAT, "mesh file malformed"),
     (plausible::W_FREE_BODY, "body with no path to the ground"),
 ];
 
@@ -193,6 +199,8 @@ pub struct LoweredModel {
     pub params: Vec<(String, Vec<f64>)>,
     /// Warnings of the plausibility checks (`plausible`): the model is still valid.
     pub warnings: Vec<LowerError>,
+    /// Display shapes for `fdc view`: beside the model, never part of its code.
+    pub shapes: Vec<shapes::Shape>,
 }
 
 /// A parameter slot of an element type.
@@ -361,9 +369,17 @@ pub fn lower_with_files<'a>(
             l.model_output(&name.name, value, *span);
         }
     }
+    let shapes = (items.iter())
+        .filter_map(|i| match i {
+            Item::Shape(sh) => l.shape(sh),
+            _ => None,
+        })
+        .collect();
     let settings = l.settings(&items);
     l.check_settings(&settings, &items);
-    l.finish(settings, params)
+    let mut lowered = l.finish(settings, params)?;
+    lowered.shapes = shapes;
+    Ok(lowered)
 }
 
 /// The first `--set NAME=...` that names no parameter or input of the model.
@@ -499,6 +515,7 @@ impl<'a> Lowering<'a> {
             settings,
             params,
             warnings,
+            shapes: Vec::new(),
         })
     }
 }
