@@ -67,7 +67,9 @@ impl<'a> Lowering<'a> {
 
     /// The shape, or `None` after its errors are recorded.
     pub(super) fn shape(&mut self, sh: &ShapeDecl) -> Option<Shape> {
-        let body = self.connection(&sh.body)?.map(|b| self.body_name(b).to_string());
+        let body = self
+            .connection(&sh.body)?
+            .map(|b| self.body_name(b).to_string());
         let mut values: HashMap<&str, (Vec<f64>, Span)> = HashMap::new();
         let mut file = None;
         for f in &sh.fields {

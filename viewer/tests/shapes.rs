@@ -1,0 +1,91 @@
+//! Display shapes are beside the model, never in it: the slider crank with shapes has
+//! the IR and the object-cache entry of the one without, and the shapes carry the
+//! values the model gives them (parameters evaluated, a mesh file read).
+
+use fdc_driver::pipeline::{front, role_funcs, BuildOptions};
+use fdc_driver::template::Template;
+use fdc_lower::shapes::Geometry;
+use std::path::Path;
+
+/// The slider crank with a red bar on the crank (its length the crank radius `r`), a
+/// sphere at the crank pin and a fixed rail read from an OBJ file.
+pub const SHAPES: &str = "
+shape box on crank { size = [r, 0.03, 0.01]; colour = [1, 0, 0]; }
+shape sphere on crank { radius = 0.02; at = [r/2, 0, 0]; colour = [0, 0, 1]; orientation = quat(2, 0, 0, 0); }
+shape mesh on ground { file = \"rail.obj\"; scale = 0.5; opacity = 0.5; }
+";
+
+const RAIL: &str = "v 0 -0.1 0\nv 1 -0.1 0\nv 1 -0.12 0\nv 0 -0.12 0\nf 1 2 3 4\n";
+
+fn example() -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/slider_crank.fd");
+    std::fs::read_to_string(p).unwrap()
+}
+
+fn printed(path: &Path) -> Vec<String> {
+    let f = front(path, &[]).unwrap();
+    let funcs = role_funcs(&f.lowered);
+    funcs
+        .iter()
+        .map(|func| fdc_ir::print::print_func(&f.lowered.graph, func))
+        .collect()
+}
+
+#[test]
+fn shapes_change_neither_ir_nor_cache_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain.fd");
+    let shaped = dir.path().join("shaped.fd");
+    std::fs::write(&plain, example()).unwrap();
+    std::fs::write(&shaped, format!("{}{SHAPES}", example())).unwrap();
+    std::fs::write(dir.path().join("rail.obj"), RAIL).unwrap();
+
+    let (a, b) = (printed(&plain), printed(&shaped));
+    assert!(!a.is_empty());
+    assert_eq!(a, b, "the role functions differ");
+
+    let cache = dir.path().join("cache");
+    let opts = BuildOptions {
+        simplify: true,
+        backend: fdc_backend::Options {
+            cache: fdc_backend::CacheMode::Dir(cache),
+            ..Default::default()
+        },
+        ..BuildOptions::default()
+    };
+    let cold = Template::build(&plain, &opts).unwrap();
+    assert!(!cold.built.cache_hit && cold.built.shapes.is_empty());
+    let warm = Template::build(&shaped, &opts).unwrap();
+    assert!(warm.built.cache_hit, "the shapes changed the cache key");
+    assert_eq!(cold.built.model.instances, warm.built.model.instances);
+
+    let s = &warm.built.shapes;
+    assert_eq!(s.len(), 3);
+    assert_eq!(s[0].body.as_deref(), Some("crank"));
+    assert_eq!(
+        s[0].geometry,
+        Geometry::Box {
+            size: [0.1, 0.03, 0.01]
+        }
+    );
+    assert_eq!(s[0].colour, Some([1.0, 0.0, 0.0]));
+    assert_eq!(
+        (s[1].at, s[1].orientation),
+        ([0.05, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0])
+    );
+    assert_eq!(s[2].body, None);
+    assert_eq!(s[2].opacity, 0.5);
+    match &s[2].geometry {
+        Geometry::Mesh {
+            scale, triangles, ..
+        } => {
+            assert_eq!(*scale, 0.5);
+            // The quad as a fan of two triangles.
+            assert_eq!(triangles.len(), 6);
+            assert_eq!(triangles[4], [1.0, -0.12, 0.0]);
+        }
+        g => panic!("{g:?}"),
+    }
+    // The mesh is watched like the model: a change rebuilds the page.
+    assert!(warm.built.inputs.iter().any(|p| p.ends_with("rail.obj")));
+}
