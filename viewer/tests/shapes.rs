@@ -2,25 +2,13 @@
 //! the IR and the object-cache entry of the one without, and the shapes carry the
 //! values the model gives them (parameters evaluated, a mesh file read).
 
+mod common;
+
+use common::{example, RAIL, SHAPES};
 use fdc_driver::pipeline::{front, role_funcs, BuildOptions};
 use fdc_driver::template::Template;
 use fdc_lower::shapes::Geometry;
 use std::path::Path;
-
-/// The slider crank with a red bar on the crank (its length the crank radius `r`), a
-/// sphere at the crank pin and a fixed rail read from an OBJ file.
-pub const SHAPES: &str = "
-shape box on crank { size = [r, 0.03, 0.01]; colour = [1, 0, 0]; }
-shape sphere on crank { radius = 0.02; at = [r/2, 0, 0]; colour = [0, 0, 1]; orientation = quat(2, 0, 0, 0); }
-shape mesh on ground { file = \"rail.obj\"; scale = 0.5; opacity = 0.5; }
-";
-
-const RAIL: &str = "v 0 -0.1 0\nv 1 -0.1 0\nv 1 -0.12 0\nv 0 -0.12 0\nf 1 2 3 4\n";
-
-fn example() -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/slider_crank.fd");
-    std::fs::read_to_string(p).unwrap()
-}
 
 fn printed(path: &Path) -> Vec<String> {
     let f = front(path, &[]).unwrap();
@@ -71,7 +59,7 @@ fn shapes_change_neither_ir_nor_cache_key() {
     assert_eq!(s[0].colour, Some([1.0, 0.0, 0.0]));
     assert_eq!(
         (s[1].at, s[1].orientation),
-        ([0.05, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0])
+        ([-0.025, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0])
     );
     assert_eq!(s[2].body, None);
     assert_eq!(s[2].opacity, 0.5);

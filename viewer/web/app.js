@@ -84,8 +84,9 @@ renderer.domElement.addEventListener('wheel', (e) => {
 }, { passive: false });
 window.addEventListener('resize', () => { placeCamera(); draw(); });
 
+// Double-sided: a mesh file's triangles may wind either way.
 function material(colour, opacity = 1) {
-  const o = { color: colour, transparent: opacity < 1, opacity };
+  const o = { color: colour, transparent: opacity < 1, opacity, side: THREE.DoubleSide };
   return opts.get('flat') ? new THREE.MeshBasicMaterial(o)
                           : new THREE.MeshStandardMaterial({ ...o, roughness: 0.6 });
 }
