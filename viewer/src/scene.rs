@@ -2,7 +2,7 @@
 //! display shape in the body frame, and the model's parameters for the panel.
 
 use fdc_driver::template::Template;
-use fdc_lower::shapes::{Geometry, Shape};
+use fdc_lower::shapes::{Geometry, Glyph, GlyphKind, Shape};
 use serde_json::{json, Value};
 
 /// The scene of a built model.
@@ -13,6 +13,8 @@ pub struct Scene {
     pub params: Vec<(String, f64)>,
     /// Shapes declared on `ground`: fixed in the global frame.
     pub fixed: Vec<Shape>,
+    /// Joint markers and spring lines.
+    pub glyphs: Vec<Glyph>,
 }
 
 /// A body's default shape: the box with the body's mass and principal inertia.
@@ -87,6 +89,7 @@ impl Scene {
             bodies,
             params,
             fixed,
+            glyphs: t.built.glyphs.clone(),
         }
     }
 
@@ -97,6 +100,7 @@ impl Scene {
                 "shapes": b.shapes.iter().map(shape_json).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "fixed": self.fixed.iter().map(shape_json).collect::<Vec<_>>(),
+            "glyphs": self.glyphs.iter().map(glyph_json).collect::<Vec<_>>(),
             "params": self.params.iter().map(|(n, v)| json!({"name": n, "value": v}))
                 .collect::<Vec<_>>(),
         })
@@ -131,6 +135,19 @@ fn shape_json(s: &Shape) -> Value {
     v["at"] = json!(s.at);
     v["orientation"] = json!(s.orientation);
     v
+}
+
+/// A glyph for the page: `joint` (one end, maybe an axis) or `spring` (two ends), each
+/// end a body (null: ground) and a point in its frame.
+fn glyph_json(g: &Glyph) -> Value {
+    let kind = match g.kind {
+        GlyphKind::Joint => "joint",
+        GlyphKind::Spring => "spring",
+    };
+    json!({
+        "name": g.instance, "kind": kind, "axis": g.axis,
+        "ends": g.ends.iter().map(|(b, p)| json!({"body": b, "at": p})).collect::<Vec<_>>(),
+    })
 }
 
 #[cfg(test)]

@@ -290,4 +290,30 @@ fn shapes_and_a_results_file_in_chromium() {
         d < 1e-3,
         "the result file's page differs in {d} of the pixels"
     );
+
+    // Joint glyphs on request: the crank pin's marker where the rod's rows put the
+    // rod's point [-0.15, 0, 0] (the pin, r - (r + l/2)), over the rod.
+    b.goto(&format!(
+        "http://127.0.0.1:{}/{VIEW}&glyphs=1",
+        server.port()
+    ));
+    wait_ready(&b, 1);
+    let shot = shot_at(&b, 0.157, "glyphs.png");
+    let cam = b.exec("return window.fdcView.camera()");
+    let names = ["rod.R.x", "rod.R.y", "rod.theta.w", "rod.theta.z"];
+    let (_, v) = row_at(&server.session().state(), 0.157, &names);
+    // A turn about z: the point p = [-0.15, 0, 0] goes to R + (p cos φ, p sin φ).
+    let phi = 2.0 * v[3].atan2(v[2]);
+    let (x, y) = (v[0] - 0.15 * phi.cos(), v[1] - 0.15 * phi.sin());
+    let (px, py) = pixel_of(&cam, x, y);
+    assert!(
+        is_colour(shot.rgb(px, py), 0x222222),
+        "crank pin at ({x:.4}, {y:.4}) -> pixel ({px}, {py}) is {:?}",
+        shot.rgb(px, py)
+    );
+    let (cx, cy) = pixel_of(&cam, x + 0.03, y);
+    assert!(
+        !is_colour(shot.rgb(cx, cy), 0x222222),
+        "a marker 3 cm off the pin"
+    );
 }

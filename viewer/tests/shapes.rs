@@ -7,7 +7,7 @@ mod common;
 use common::{example, RAIL, SHAPES};
 use fdc_driver::pipeline::{front, role_funcs, BuildOptions};
 use fdc_driver::template::Template;
-use fdc_lower::shapes::Geometry;
+use fdc_lower::shapes::{Geometry, GlyphKind};
 use std::path::Path;
 
 fn printed(path: &Path) -> Vec<String> {
@@ -76,4 +76,37 @@ fn shapes_change_neither_ir_nor_cache_key() {
     }
     // The mesh is watched like the model: a change rebuilds the page.
     assert!(warm.built.inputs.iter().any(|p| p.ends_with("rail.obj")));
+}
+
+/// The glyphs the lowering gives the viewer: a joint's point and axis in its first
+/// body's frame, a spring's two points in theirs (from the examples' fields and the
+/// bodies' initial poses).
+#[test]
+fn glyphs_of_joints_and_springs() {
+    let ex = |n: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples")
+            .join(n)
+    };
+    let crank = front(&ex("slider_crank.fd"), &[]).unwrap().lowered.glyphs;
+    let pin = crank.iter().find(|g| g.instance == "crank_pin").unwrap();
+    assert_eq!(pin.kind, GlyphKind::Joint);
+    // at = [r, 0, 0] on the rod, whose centre starts at r + l/2 = 0.25.
+    assert_eq!(
+        pin.ends,
+        vec![(Some("rod".to_string()), [0.1 - 0.25, 0.0, 0.0])]
+    );
+    assert_eq!(pin.axis, Some([0.0, 0.0, 1.0]));
+    // `planar` joints have no point: no glyph.
+    assert!(crank.iter().all(|g| g.instance != "flat_crank"));
+    assert_eq!(crank.len(), 4);
+
+    let mass = front(&ex("spring_mass.fd"), &[]).unwrap().lowered.glyphs;
+    let spring = mass.iter().find(|g| g.instance == "spring").unwrap();
+    assert_eq!(spring.kind, GlyphKind::Spring);
+    // at_a = the block's centre, at_b = [0, 0, 1] on the ground (global).
+    assert_eq!(
+        spring.ends,
+        vec![(Some("block".into()), [0.0; 3]), (None, [0.0, 0.0, 1.0])]
+    );
 }

@@ -2,7 +2,8 @@
 // the result back and plots chosen channels with a cursor at the current time. It
 // knows nothing of the model beyond the scene (the shapes of each body) the server sends.
 // Query options: bare=1 (scene only), view=top (orthographic from +z), flat=1 (unlit
-// colours), t=T (paused at T). Tests read window.fdcView.
+// colours), t=T (paused at T), glyphs=1 and arrows=1 (the Show boxes checked). Tests
+// read window.fdcView.
 
 const embedded = window.FDC_EMBED;
 const threeUrl = embedded
@@ -146,7 +147,80 @@ function buildScene(data) {
   });
   fixed = shapeGroup(data.fixed || [], 0x888888).group;
   scene.add(fixed);
+  buildGlyphs(data.glyphs || []);
   buildParams(data.params);
+}
+
+// ---- glyphs: joint markers, spring lines, force arrows -------------------------------
+const GLYPH = 0x222222, ARROW = 0xff00ff;
+let glyphs = [];   // { kind, name, ends: [{ group, at: Vector3 }], line, arrow }
+let glyphRoot = null;
+function groupOf(body) {
+  const b = bodies.find((x) => x.name === body);
+  return b ? b.mesh : fixed;
+}
+function buildGlyphs(list) {
+  if (glyphRoot) scene.remove(glyphRoot);
+  glyphRoot = new THREE.Group();
+  scene.add(glyphRoot);
+  // Markers a fifth of the smallest body's reach: visible, never hiding a body.
+  const size = 0.2 * Math.min(...bodies.map((b) => b.radius), 1);
+  // Drawn over the bodies: a joint sits inside the bodies it joins.
+  const mat = new THREE.MeshBasicMaterial({ color: GLYPH, depthTest: false });
+  const lineMat = new THREE.LineBasicMaterial({ color: GLYPH, depthTest: false });
+  glyphs = list.map((g) => {
+    const ends = g.ends.map((e) => ({ group: groupOf(e.body), at: new THREE.Vector3(...e.at) }));
+    const out = { kind: g.kind, name: g.name, ends, parts: [] };
+    if (g.kind === 'joint') {
+      const dot = new THREE.Mesh(new THREE.SphereGeometry(size / 2, 16, 8), mat);
+      dot.position.copy(ends[0].at);
+      out.parts.push(dot);
+      if (g.axis) {
+        const a = new THREE.Vector3(...g.axis).normalize().multiplyScalar(1.5 * size);
+        const pts = [ends[0].at.clone().sub(a), ends[0].at.clone().add(a)];
+        out.parts.push(new THREE.Line(new THREE.BufferGeometry().setFromPoints(pts), lineMat));
+      }
+      for (const p of out.parts) ends[0].group.add(p);
+    } else {
+      out.line = new THREE.Line(new THREE.BufferGeometry().setFromPoints([ends[0].at, ends[1].at]), lineMat);
+      glyphRoot.add(out.line);
+      out.parts.push(out.line);
+    }
+    out.arrow = new THREE.ArrowHelper(new THREE.Vector3(1, 0, 0), new THREE.Vector3(), 1, ARROW);
+    out.arrow.visible = false;
+    glyphRoot.add(out.arrow);
+    return out;
+  });
+  for (const g of glyphs) for (const p of [...g.parts, g.arrow]) p.renderOrder = 1;
+  showGlyphs();
+}
+function showGlyphs() {
+  for (const g of glyphs) for (const p of g.parts) p.visible = $('glyphs').checked;
+}
+// Springs follow both bodies; a force arrow at a spring's first end shows its tension
+// (the result channel NAME.tension) along the spring, the largest of the run as long
+// as the view is wide / 4.
+function peakOf(run, i) {
+  run.peaks = run.peaks || {};
+  const key = `${i}:${run.rows.length}`;
+  if (!(key in run.peaks)) run.peaks[key] = run.rows.reduce((m, r) => Math.max(m, Math.abs(r[i])), 1e-300);
+  return run.peaks[key];
+}
+function placeGlyphs(row) {
+  const world = (e) => e.group.localToWorld(e.at.clone());
+  for (const g of glyphs) {
+    if (g.kind !== 'spring') continue;
+    const [a, b] = g.ends.map(world);
+    g.line.geometry.setFromPoints([a, b]);
+    const i = shown ? shown.channels.indexOf(`${g.name}.tension`) : -1;
+    g.arrow.visible = $('arrows').checked && i >= 0 && !!row;
+    if (!g.arrow.visible) continue;
+    const peak = peakOf(shown, i);
+    const dir = b.clone().sub(a).normalize().multiplyScalar(Math.sign(row[i]) || 1);
+    g.arrow.position.copy(a);
+    g.arrow.setDirection(dir);
+    g.arrow.setLength(Math.max(1e-6, Math.abs(row[i]) / peak * orbit.half * 0.5));
+  }
 }
 
 // ---- runs ---------------------------------------------------------------------------
@@ -208,6 +282,8 @@ function draw() {
       b.mesh.position.set(row[c[0]], row[c[1]], row[c[2]]);
       b.mesh.quaternion.set(row[c[4]], row[c[5]], row[c[6]], row[c[3]]).normalize();
     }
+    scene.updateMatrixWorld();
+    placeGlyphs(row);
   }
   renderer.render(scene, camera);
   $('clock').textContent = `t = ${time.toFixed(3)} s`;
@@ -224,6 +300,9 @@ $('play').onclick = () => { playing = !playing; $('play').textContent = playing 
 $('time').oninput = (e) => { time = parseFloat(e.target.value); playing = false; $('play').textContent = 'play'; draw(); };
 $('frames').onchange = () => { for (const b of bodies) b.axes.visible = $('frames').checked; draw(); };
 $('grid').onchange = () => { if (grid) grid.visible = $('grid').checked && !top; draw(); };
+for (const k of ['glyphs', 'arrows']) if (opts.get(k)) $(k).checked = true;
+$('glyphs').onchange = () => { showGlyphs(); draw(); };
+$('arrows').onchange = () => draw();
 function tick(now) {
   if (playing && shown && shown.times.length && last !== null) {
     const end = shown.times[shown.times.length - 1];

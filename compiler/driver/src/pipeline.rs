@@ -45,6 +45,8 @@ pub struct Built {
     pub inputs: Vec<std::path::PathBuf>,
     /// Display shapes (`fdc view`), beside the model: no part of its code or cache key.
     pub shapes: Vec<fdc_lower::shapes::Shape>,
+    /// Joint and force glyphs (`fdc view`), beside the model as well.
+    pub glyphs: Vec<fdc_lower::shapes::Glyph>,
     /// The `--set` parameters that shape the model (a loop bound, an index, a
     /// condition reads them): they changed its instances, not only numbers.
     pub structure_set: Vec<String>,
@@ -316,6 +318,7 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
         inputs: input_paths,
         structure_set,
         shapes: lowered.shapes,
+        glyphs: lowered.glyphs,
     })
 }
 

@@ -201,6 +201,8 @@ pub struct LoweredModel {
     pub warnings: Vec<LowerError>,
     /// Display shapes for `fdc view`: beside the model, never part of its code.
     pub shapes: Vec<shapes::Shape>,
+    /// Display glyphs of joints and forces for `fdc view`, beside the model too.
+    pub glyphs: Vec<shapes::Glyph>,
 }
 
 /// A parameter slot of an element type.
@@ -315,6 +317,8 @@ struct Lowering<'a> {
     owner_types: HashMap<usize, usize>,
     /// The connections of every top-level element instance (ground `None`).
     links: Vec<Vec<Option<usize>>>,
+    /// Display glyphs of joints and forces (`shapes::Glyph`).
+    glyphs: Vec<shapes::Glyph>,
 }
 
 /// Lowers the checked modules of a model (as the front end returns them; stdlib
@@ -420,6 +424,7 @@ impl<'a> Lowering<'a> {
             inputs: Vec::new(),
             owner_types: HashMap::new(),
             links: Vec::new(),
+            glyphs: Vec::new(),
         };
         for item in items {
             match item {
@@ -516,6 +521,7 @@ impl<'a> Lowering<'a> {
             params,
             warnings,
             shapes: Vec::new(),
+            glyphs: self.glyphs,
         })
     }
 }

@@ -193,3 +193,119 @@ impl<'a> Lowering<'a> {
         }
     }
 }
+
+/// What `fdc view` draws of a joint or a force of the model besides the bodies: the
+/// points it acts at, each fixed in the frame of the body it belongs to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Glyph {
+    /// The instance (its result channels start with `NAME.`).
+    pub instance: String,
+    pub kind: GlyphKind,
+    /// (body, point in the body frame); `None`: ground (the point is global).
+    pub ends: Vec<(Option<String>, [f64; 3])>,
+    /// A joint's `axis` in the frame of its first body.
+    pub axis: Option<[f64; 3]>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GlyphKind {
+    /// A joint with a field `at`: a marker (and its axis) at the joint point.
+    Joint,
+    /// A force with `at_a` and `at_b` (spring_damper): a line between the two points.
+    Spring,
+}
+
+/// The glyph of a top-level instance, from its given fields (global at t = 0):
+/// `at` (and `axis`) of a joint, `at_a` and `at_b` of a force between two points.
+pub(super) fn glyph_of(
+    kind: Kind,
+    name: &str,
+    conns: &[Option<(String, [f64; 3], [f64; 4])>],
+    fields: &[(String, Vec<f64>, Span, Option<usize>)],
+) -> Option<Glyph> {
+    let field = |n: &str| {
+        let f = fields.iter().find(|f| f.0 == n && f.1.len() == 3)?;
+        Some([f.1[0], f.1[1], f.1[2]])
+    };
+    // A global point (or direction) in the frame of connection `k` at t = 0.
+    let local = |k: usize, p: [f64; 3], direction: bool| {
+        let c = conns.get(k)?.as_ref();
+        Some(match c {
+            None => (None, p),
+            Some((b, r, q)) => {
+                let d = if direction {
+                    p
+                } else {
+                    [0, 1, 2].map(|i| p[i] - r[i])
+                };
+                (Some(b.clone()), rotate_back(*q, d))
+            }
+        })
+    };
+    let (kind, ends, axis) = match kind {
+        Kind::Joint => {
+            let at = local(0, field("at")?, false)?;
+            let axis = field("axis").and_then(|a| local(0, a, true)).map(|a| a.1);
+            (GlyphKind::Joint, vec![at], axis)
+        }
+        Kind::Force => {
+            let a = local(0, field("at_a")?, false)?;
+            let b = local(1, field("at_b")?, false)?;
+            (GlyphKind::Spring, vec![a, b], None)
+        }
+        _ => return None,
+    };
+    Some(Glyph {
+        instance: name.to_string(),
+        kind,
+        ends,
+        axis,
+    })
+}
+
+/// θᵀ v for the unit quaternion θ = (w, x, y, z): a global vector in body components.
+fn rotate_back(q: [f64; 4], v: [f64; 3]) -> [f64; 3] {
+    let (w, u) = (q[0], [-q[1], -q[2], -q[3]]);
+    let cross = |a: [f64; 3], b: [f64; 3]| {
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    };
+    let uv = cross(u, v);
+    let uuv = cross(u, uv);
+    [0, 1, 2].map(|i| v[i] + 2.0 * (w * uv[i] + uuv[i]))
+}
+
+impl<'a> Lowering<'a> {
+    /// Records the glyph of a top-level instance (none for most kinds).
+    pub(super) fn glyph(
+        &mut self,
+        inst: &fdc_frontend::ast::Instance,
+        conns: &[Option<usize>],
+        fields: &[(String, Vec<f64>, Span, Option<usize>)],
+    ) {
+        let frames: Vec<_> = conns
+            .iter()
+            .map(|c| {
+                c.filter(|&b| self.bodies[b].q0.len() == 7).map(|b| {
+                    let q = &self.bodies[b].q0;
+                    let name = self.body_name(b).to_string();
+                    (name, [q[0], q[1], q[2]], [q[3], q[4], q[5], q[6]])
+                })
+            })
+            .collect();
+        // A connection that is a body without a pose (a vector-space element): none.
+        if conns
+            .iter()
+            .zip(&frames)
+            .any(|(c, f)| c.is_some() && f.is_none())
+        {
+            return;
+        }
+        if let Some(g) = glyph_of(inst.kind, &inst.name.name, &frames, fields) {
+            self.glyphs.push(g);
+        }
+    }
+}
