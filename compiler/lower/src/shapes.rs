@@ -134,7 +134,7 @@ impl<'a> Lowering<'a> {
         let at = get(self, "at", false, false).map_or([0.0; 3], |a| [a[0], a[1], a[2]]);
         let q = get(self, "orientation", false, false).unwrap_or(vec![1.0, 0.0, 0.0, 0.0]);
         let n = q.iter().map(|x| x * x).sum::<f64>().sqrt();
-        if !(n > 0.0) {
+        if n.is_nan() || n <= 0.0 {
             let span = values["orientation"].1;
             let msg = "shape field `orientation` must be a quaternion other than 0".to_string();
             self.shape_error(E_SHAPE, span, msg, "zero quaternion");
@@ -215,12 +215,15 @@ pub enum GlyphKind {
     Spring,
 }
 
+/// A connected body at t = 0: its name, position and orientation (w, x, y, z).
+type Frame = (String, [f64; 3], [f64; 4]);
+
 /// The glyph of a top-level instance, from its given fields (global at t = 0):
 /// `at` (and `axis`) of a joint, `at_a` and `at_b` of a force between two points.
 pub(super) fn glyph_of(
     kind: Kind,
     name: &str,
-    conns: &[Option<(String, [f64; 3], [f64; 4])>],
+    conns: &[Option<Frame>],
     fields: &[(String, Vec<f64>, Span, Option<usize>)],
 ) -> Option<Glyph> {
     let field = |n: &str| {
