@@ -318,7 +318,10 @@ fn shapes_and_a_results_file_in_chromium() {
     );
 
     // The whole page with shapes and glyphs for a person (docs/viewer-shapes.png).
-    b.goto(&format!("http://127.0.0.1:{}/?t=0.157&glyphs=1", server.port()));
+    b.goto(&format!(
+        "http://127.0.0.1:{}/?t=0.157&glyphs=1",
+        server.port()
+    ));
     wait_ready(&b, 1);
     shot_at(&b, 0.157, "shapes_page.png");
 }
