@@ -2,6 +2,7 @@
 //! display shape in the body frame, and the model's parameters for the panel.
 
 use fdc_driver::template::Template;
+use fdc_lower::shapes::{Geometry, Glyph, GlyphKind, Shape};
 use serde_json::{json, Value};
 
 /// The scene of a built model.
@@ -10,6 +11,10 @@ pub struct Scene {
     pub bodies: Vec<BodyShape>,
     /// Model parameters (scalars only: the panel shows one number each).
     pub params: Vec<(String, f64)>,
+    /// Shapes declared on `ground`: fixed in the global frame.
+    pub fixed: Vec<Shape>,
+    /// Joint markers and spring lines.
+    pub glyphs: Vec<Glyph>,
 }
 
 /// A body's default shape: the box with the body's mass and principal inertia.
@@ -18,6 +23,8 @@ pub struct BodyShape {
     pub name: String,
     /// Edge lengths along the body axes [m].
     pub size: [f64; 3],
+    /// The shapes the model declares on the body; none: the box of `size`.
+    pub shapes: Vec<Shape>,
 }
 
 /// Side of the cube shown when a body's inertia says nothing (zero, negative, or not
@@ -57,9 +64,14 @@ impl Scene {
                         equivalent_box(i.params[0], [i.params[1], i.params[2], i.params[3]])
                     })
                     .unwrap_or([FALLBACK_SIZE; 3]);
+                let shapes = (t.built.shapes.iter())
+                    .filter(|s| s.body.as_ref() == Some(name))
+                    .cloned()
+                    .collect();
                 BodyShape {
                     name: name.clone(),
                     size,
+                    shapes,
                 }
             })
             .collect();
@@ -69,18 +81,73 @@ impl Scene {
             .filter(|(_, v)| v.len() == 1)
             .map(|(n, v)| (n.clone(), v[0]))
             .collect();
-        Scene { bodies, params }
+        let fixed = (t.built.shapes.iter())
+            .filter(|s| s.body.is_none())
+            .cloned()
+            .collect();
+        Scene {
+            bodies,
+            params,
+            fixed,
+            glyphs: t.built.glyphs.clone(),
+        }
     }
 
     pub fn to_json(&self) -> Value {
         json!({
             "bodies": self.bodies.iter().map(|b| json!({
-                "name": b.name, "shape": "box", "size": b.size,
+                "name": b.name, "size": b.size,
+                "shapes": b.shapes.iter().map(shape_json).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
+            "fixed": self.fixed.iter().map(shape_json).collect::<Vec<_>>(),
+            "glyphs": self.glyphs.iter().map(glyph_json).collect::<Vec<_>>(),
             "params": self.params.iter().map(|(n, v)| json!({"name": n, "value": v}))
                 .collect::<Vec<_>>(),
         })
     }
+}
+
+/// One shape for the page: its kind and dimensions, colour (0xRRGGBB or null for the
+/// body's palette colour), opacity and pose in the body frame (quaternion w, x, y, z).
+fn shape_json(s: &Shape) -> Value {
+    let mut v = match &s.geometry {
+        Geometry::Box { size } => json!({"kind": "box", "size": size}),
+        Geometry::Sphere { radius } => json!({"kind": "sphere", "radius": radius}),
+        Geometry::Cylinder { radius, length } => {
+            json!({"kind": "cylinder", "radius": radius, "length": length})
+        }
+        Geometry::Capsule { radius, length } => {
+            json!({"kind": "capsule", "radius": radius, "length": length})
+        }
+        Geometry::Mesh {
+            scale, triangles, ..
+        } => json!({
+            "kind": "mesh", "scale": scale,
+            "vertices": triangles.iter().flatten().collect::<Vec<_>>(),
+        }),
+    };
+    let rgb = s.colour.map(|c| {
+        c.iter()
+            .fold(0u32, |acc, x| (acc << 8) | (x * 255.0).round() as u32)
+    });
+    v["colour"] = json!(rgb);
+    v["opacity"] = json!(s.opacity);
+    v["at"] = json!(s.at);
+    v["orientation"] = json!(s.orientation);
+    v
+}
+
+/// A glyph for the page: `joint` (one end, maybe an axis) or `spring` (two ends), each
+/// end a body (null: ground) and a point in its frame.
+fn glyph_json(g: &Glyph) -> Value {
+    let kind = match g.kind {
+        GlyphKind::Joint => "joint",
+        GlyphKind::Spring => "spring",
+    };
+    json!({
+        "name": g.instance, "kind": kind, "axis": g.axis,
+        "ends": g.ends.iter().map(|(b, p)| json!({"body": b, "at": p})).collect::<Vec<_>>(),
+    })
 }
 
 #[cfg(test)]

@@ -1,6 +1,9 @@
 //! The server without a browser: who it answers, which files it serves, and that a
 //! broken model or a failing run leaves it answering.
 
+mod common;
+
+use common::save;
 use fdc_viewer::{resolve_file, Server, SessionOptions};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -70,7 +73,7 @@ simulate { end = 0.05; step = 1e-3; output_every = 1e-2; }\n";
 fn answers_only_localhost_names() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.fd");
-    std::fs::write(&model, PENDULUM).unwrap();
+    save(&model, PENDULUM);
     let s = start(&model);
     let (code, _) = request(s.port(), "GET", "/api/state", "evil.example:80", "");
     assert_eq!(code, 403);
@@ -87,7 +90,7 @@ fn serves_the_model_folder_only() {
     std::fs::write(dir.join("meshes/part.stl"), "solid part").unwrap();
     std::os::unix::fs::symlink(outer.path().join("secret.txt"), dir.join("link.txt")).unwrap();
     let model = dir.join("m.fd");
-    std::fs::write(&model, PENDULUM).unwrap();
+    save(&model, PENDULUM);
     let s = start(&model);
     assert_eq!(
         get(s.port(), "/files/meshes/part.stl"),
@@ -114,7 +117,7 @@ fn serves_the_model_folder_only() {
 fn survives_a_broken_model_and_a_failing_run() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.fd");
-    std::fs::write(&model, PENDULUM.replace("mass = 1;", "mass = ;")).unwrap();
+    save(&model, PENDULUM.replace("mass = 1;", "mass = ;"));
     let s = start(&model);
     let p = s.port();
     let st = wait_for(p, "failed build", |s| s["status"] == "failed");
@@ -124,7 +127,7 @@ fn survives_a_broken_model_and_a_failing_run() {
     assert!(st["runs"].as_array().unwrap().is_empty());
 
     // Fixed: the build and the run go through; 6 rows for t = 0, 0.01, ..., 0.05.
-    std::fs::write(&model, PENDULUM).unwrap();
+    save(&model, PENDULUM);
     let st = wait_for(p, "a run", |s| {
         s["status"] == "ready" && settled(s) && !s["runs"].as_array().unwrap().is_empty()
     });
@@ -143,13 +146,13 @@ fn survives_a_broken_model_and_a_failing_run() {
     assert_eq!(st["runs"][0]["rows"], 6);
 
     // Broken again: the diagnostics are shown and the last good scene stays.
-    std::fs::write(&model, PENDULUM.replace("bob", "bob bob")).unwrap();
+    save(&model, PENDULUM.replace("bob", "bob bob"));
     let st = wait_for(p, "failed rebuild", |s| s["status"] == "failed");
     assert_eq!(st["scene"]["bodies"][0]["name"], "bob");
     assert_eq!(get(p, "/api/run/0?from=4").0, 200);
 
     // A parameter set re-runs without touching the file: len = 2 puts the bob at x = 2.
-    std::fs::write(&model, PENDULUM).unwrap();
+    save(&model, PENDULUM);
     wait_for(p, "rebuild", |s| s["status"] == "ready" && settled(s));
     request(p, "POST", "/api/rerun", "localhost", "len=2\n");
     let st = wait_for(p, "run with len=2", |s| {
@@ -178,7 +181,7 @@ fn survives_a_broken_model_and_a_failing_run() {
 fn shows_a_result_file_with_its_model() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.fd");
-    std::fs::write(&model, PENDULUM).unwrap();
+    save(&model, PENDULUM);
     let csv = dir.path().join("m.csv");
     std::fs::write(&csv, "time,bob.R.x,bob.R.y\n0,1,0\n0.5,0.5,0.25\n").unwrap();
     let opts = SessionOptions {
@@ -203,4 +206,45 @@ fn shows_a_result_file_with_its_model() {
     let e = fdc_viewer::read_csv(&csv, &mut run).unwrap_err();
     assert!(e.contains("line 3"), "{e}");
     assert_eq!(run.rows, vec![vec![1.0]]);
+}
+
+/// While a long run goes, the state and the rows endpoint already hold some of its
+/// rows: more than none and fewer than the run ends with.
+#[test]
+fn rows_while_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.fd");
+    // 100 s of pendulum at 1 ms steps: seconds of work (not so long that the worker,
+    // which goes on after the test, slows the other tests much).
+    let long = PENDULUM.replace(
+        "end = 0.05; step = 1e-3; output_every = 1e-2;",
+        "end = 100; step = 1e-3; output_every = 1e-2;",
+    );
+    assert_ne!(long, PENDULUM);
+    save(&model, long);
+    let s = start(&model);
+    let mid = wait_for(s.port(), "rows of a running run", |s| {
+        s["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["done"] == false && r["rows"].as_u64() > Some(0))
+    });
+    let run = &mid["runs"][0];
+    let (id, seen) = (run["id"].as_u64().unwrap(), run["rows"].as_u64().unwrap());
+    let final_rows = 10_001;
+    assert!(0 < seen && seen < final_rows, "{seen} rows mid-run");
+    let (code, body) = get(s.port(), &format!("/api/run/{id}?from=0"));
+    assert_eq!(code, 200);
+    let part: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let n = part["rows"].as_array().unwrap().len() as u64;
+    assert!(seen <= n && n < final_rows, "{n} rows served mid-run");
+    // The times are the output grid from 0.
+    let t = part["times"].as_array().unwrap();
+    assert_eq!(t[0].as_f64(), Some(0.0));
+    assert!((t[1].as_f64().unwrap() - 0.01).abs() < 1e-12);
+    let t0 = Instant::now();
+    let done = wait_for(s.port(), "the end of the run", settled);
+    eprintln!("rest of the run: {:?}", t0.elapsed());
+    assert_eq!(done["runs"][0]["rows"], final_rows);
 }

@@ -1,8 +1,9 @@
 // The page of `fdc view`: places every body from its R and theta result columns, plays
 // the result back and plots chosen channels with a cursor at the current time. It
-// knows nothing of the model beyond the scene (one shape per body) the server sends.
+// knows nothing of the model beyond the scene (the shapes of each body) the server sends.
 // Query options: bare=1 (scene only), view=top (orthographic from +z), flat=1 (unlit
-// colours), t=T (paused at T). Tests read window.fdcView.
+// colours), t=T (paused at T), glyphs=1 and arrows=1 (the Show boxes checked). Tests
+// read window.fdcView.
 
 const embedded = window.FDC_EMBED;
 const threeUrl = embedded
@@ -84,29 +85,142 @@ renderer.domElement.addEventListener('wheel', (e) => {
 }, { passive: false });
 window.addEventListener('resize', () => { placeCamera(); draw(); });
 
-function material(colour) {
-  return opts.get('flat') ? new THREE.MeshBasicMaterial({ color: colour })
-                          : new THREE.MeshStandardMaterial({ color: colour, roughness: 0.6 });
+// Double-sided: a mesh file's triangles may wind either way.
+function material(colour, opacity = 1) {
+  const o = { color: colour, transparent: opacity < 1, opacity, side: THREE.DoubleSide };
+  return opts.get('flat') ? new THREE.MeshBasicMaterial(o)
+                          : new THREE.MeshStandardMaterial({ ...o, roughness: 0.6 });
 }
 
-function geometry(b) {
-  const [a, c, d] = b.size;
-  return new THREE.BoxGeometry(a, c, d);
+// The geometry of a declared shape (docs/language.md, `shape`); cylinders and
+// capsules lie along z (three.js builds them along y).
+function geometry(s) {
+  let g;
+  if (s.kind === 'box') g = new THREE.BoxGeometry(...s.size);
+  else if (s.kind === 'sphere') g = new THREE.SphereGeometry(s.radius, 32, 16);
+  else if (s.kind === 'cylinder') g = new THREE.CylinderGeometry(s.radius, s.radius, s.length, 32).rotateX(Math.PI / 2);
+  else if (s.kind === 'capsule') g = new THREE.CapsuleGeometry(s.radius, s.length, 8, 32).rotateX(Math.PI / 2);
+  else {
+    g = new THREE.BufferGeometry();
+    g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(s.vertices), 3));
+    g.scale(s.scale, s.scale, s.scale);
+    g.computeVertexNormals();
+  }
+  g.computeBoundingSphere();
+  return g;
 }
+
+// The meshes of one body (or of the fixed shapes) in a group placed at the body frame;
+// a body without declared shapes shows the box of its inertia. `radius`: how far the
+// shapes reach from the frame's origin (for the camera).
+function shapeGroup(shapes, colour) {
+  const group = new THREE.Group();
+  let radius = 0;
+  for (const s of shapes) {
+    const g = geometry(s);
+    const mesh = new THREE.Mesh(g, material(s.colour ?? colour, s.opacity));
+    mesh.position.set(...s.at);
+    const [w, x, y, z] = s.orientation;
+    mesh.quaternion.set(x, y, z, w);
+    group.add(mesh);
+    radius = Math.max(radius, mesh.position.length() + g.boundingSphere.radius);
+  }
+  return { group, radius };
+}
+
+const BOX = (size) => ({ kind: 'box', size, colour: null, opacity: 1, at: [0, 0, 0], orientation: [1, 0, 0, 0] });
 
 // New meshes for a new scene; the columns of a body come from the run shown.
+let fixed = null;
 function buildScene(data) {
   for (const b of bodies) scene.remove(b.mesh);
+  if (fixed) scene.remove(fixed);
   sceneData = data;
   bodies = data.bodies.map((b, i) => {
-    const mesh = new THREE.Mesh(geometry(b), material(PALETTE[i % PALETTE.length]));
-    const axes = new THREE.AxesHelper(Math.max(...b.size) * 0.8);
+    const colour = PALETTE[i % PALETTE.length];
+    const { group, radius } = shapeGroup(b.shapes.length ? b.shapes : [BOX(b.size)], colour);
+    const axes = new THREE.AxesHelper(radius * 0.8);
     axes.visible = $('frames').checked;
-    mesh.add(axes);
-    scene.add(mesh);
-    return { name: b.name, size: b.size, mesh, axes, colour: PALETTE[i % PALETTE.length] };
+    group.add(axes);
+    scene.add(group);
+    return { name: b.name, radius, mesh: group, axes, colour };
   });
+  fixed = shapeGroup(data.fixed || [], 0x888888).group;
+  scene.add(fixed);
+  buildGlyphs(data.glyphs || []);
   buildParams(data.params);
+}
+
+// ---- glyphs: joint markers, spring lines, force arrows -------------------------------
+const GLYPH = 0x222222, ARROW = 0xff00ff;
+let glyphs = [];   // { kind, name, ends: [{ group, at: Vector3 }], line, arrow }
+let glyphRoot = null;
+function groupOf(body) {
+  const b = bodies.find((x) => x.name === body);
+  return b ? b.mesh : fixed;
+}
+function buildGlyphs(list) {
+  if (glyphRoot) scene.remove(glyphRoot);
+  glyphRoot = new THREE.Group();
+  scene.add(glyphRoot);
+  // Markers a fifth of the smallest body's reach: visible, never hiding a body.
+  const size = 0.2 * Math.min(...bodies.map((b) => b.radius), 1);
+  // Drawn over the bodies: a joint sits inside the bodies it joins.
+  const mat = new THREE.MeshBasicMaterial({ color: GLYPH, depthTest: false });
+  const lineMat = new THREE.LineBasicMaterial({ color: GLYPH, depthTest: false });
+  glyphs = list.map((g) => {
+    const ends = g.ends.map((e) => ({ group: groupOf(e.body), at: new THREE.Vector3(...e.at) }));
+    const out = { kind: g.kind, name: g.name, ends, parts: [] };
+    if (g.kind === 'joint') {
+      const dot = new THREE.Mesh(new THREE.SphereGeometry(size / 2, 16, 8), mat);
+      dot.position.copy(ends[0].at);
+      out.parts.push(dot);
+      if (g.axis) {
+        const a = new THREE.Vector3(...g.axis).normalize().multiplyScalar(1.5 * size);
+        const pts = [ends[0].at.clone().sub(a), ends[0].at.clone().add(a)];
+        out.parts.push(new THREE.Line(new THREE.BufferGeometry().setFromPoints(pts), lineMat));
+      }
+      for (const p of out.parts) ends[0].group.add(p);
+    } else {
+      out.line = new THREE.Line(new THREE.BufferGeometry().setFromPoints([ends[0].at, ends[1].at]), lineMat);
+      glyphRoot.add(out.line);
+      out.parts.push(out.line);
+    }
+    out.arrow = new THREE.ArrowHelper(new THREE.Vector3(1, 0, 0), new THREE.Vector3(), 1, ARROW);
+    out.arrow.visible = false;
+    glyphRoot.add(out.arrow);
+    return out;
+  });
+  for (const g of glyphs) for (const p of [...g.parts, g.arrow]) p.renderOrder = 1;
+  showGlyphs();
+}
+function showGlyphs() {
+  for (const g of glyphs) for (const p of g.parts) p.visible = $('glyphs').checked;
+}
+// Springs follow both bodies; a force arrow at a spring's first end shows its tension
+// (the result channel NAME.tension) along the spring, the largest of the run as long
+// as the view is wide / 4.
+function peakOf(run, i) {
+  run.peaks = run.peaks || {};
+  const key = `${i}:${run.rows.length}`;
+  if (!(key in run.peaks)) run.peaks[key] = run.rows.reduce((m, r) => Math.max(m, Math.abs(r[i])), 1e-300);
+  return run.peaks[key];
+}
+function placeGlyphs(row) {
+  const world = (e) => e.group.localToWorld(e.at.clone());
+  for (const g of glyphs) {
+    if (g.kind !== 'spring') continue;
+    const [a, b] = g.ends.map(world);
+    g.line.geometry.setFromPoints([a, b]);
+    const i = shown ? shown.channels.indexOf(`${g.name}.tension`) : -1;
+    g.arrow.visible = $('arrows').checked && i >= 0 && !!row;
+    if (!g.arrow.visible) continue;
+    const peak = peakOf(shown, i);
+    const dir = b.clone().sub(a).normalize().multiplyScalar(Math.sign(row[i]) || 1);
+    g.arrow.position.copy(a);
+    g.arrow.setDirection(dir);
+    g.arrow.setLength(Math.max(1e-6, Math.abs(row[i]) / peak * orbit.half * 0.5));
+  }
 }
 
 // ---- runs ---------------------------------------------------------------------------
@@ -125,7 +239,7 @@ function frame(run) {
   for (const b of bodies) {
     const c = columns(run, b.name);
     if (!c) continue;
-    const r = Math.max(...b.size) / 2;
+    const r = b.radius;
     for (const row of run.rows) {
       box.expandByPoint(new THREE.Vector3(row[c[0]] - r, row[c[1]] - r, row[c[2]] - r));
       box.expandByPoint(new THREE.Vector3(row[c[0]] + r, row[c[1]] + r, row[c[2]] + r));
@@ -168,6 +282,8 @@ function draw() {
       b.mesh.position.set(row[c[0]], row[c[1]], row[c[2]]);
       b.mesh.quaternion.set(row[c[4]], row[c[5]], row[c[6]], row[c[3]]).normalize();
     }
+    scene.updateMatrixWorld();
+    placeGlyphs(row);
   }
   renderer.render(scene, camera);
   $('clock').textContent = `t = ${time.toFixed(3)} s`;
@@ -184,6 +300,9 @@ $('play').onclick = () => { playing = !playing; $('play').textContent = playing 
 $('time').oninput = (e) => { time = parseFloat(e.target.value); playing = false; $('play').textContent = 'play'; draw(); };
 $('frames').onchange = () => { for (const b of bodies) b.axes.visible = $('frames').checked; draw(); };
 $('grid').onchange = () => { if (grid) grid.visible = $('grid').checked && !top; draw(); };
+for (const k of ['glyphs', 'arrows']) if (opts.get(k)) $(k).checked = true;
+$('glyphs').onchange = () => { showGlyphs(); draw(); };
+$('arrows').onchange = () => draw();
 function tick(now) {
   if (playing && shown && shown.times.length && last !== null) {
     const end = shown.times[shown.times.length - 1];

@@ -52,13 +52,17 @@ pub struct Built {
     pub warnings: Vec<String>,
     /// Every file the model was read from ([`input_files`]): results must not go there.
     pub inputs: Vec<std::path::PathBuf>,
+    /// Display shapes (`fdc view`), beside the model: no part of its code or cache key.
+    pub shapes: Vec<fdc_lower::shapes::Shape>,
+    /// Joint and force glyphs (`fdc view`), beside the model as well.
+    pub glyphs: Vec<fdc_lower::shapes::Glyph>,
     /// The `--set` parameters that shape the model (a loop bound, an index, a
     /// condition reads them): they changed its instances, not only numbers.
     pub structure_set: Vec<String>,
 }
 
-/// The files a model reads: the model, its `use`d files and its spline `table(...)`
-/// files (resolved as the lowering does: relative to the declaring file's directory).
+/// The files a model reads: the model, its `use`d files, its spline `table(...)`
+/// files and the mesh files of its shapes (resolved as the lowering does: relative to the declaring file's directory).
 pub fn input_files(analysis: &Analysis) -> Vec<std::path::PathBuf> {
     use fdc_frontend::ast::{ExprKind, Item};
     let files = &analysis.files;
@@ -75,6 +79,14 @@ pub fn input_files(analysis: &Analysis) -> Vec<std::path::PathBuf> {
                     (s.args.first().map(|a| &a.kind), s.method.name.as_str())
                 {
                     out.push(dir.join(f));
+                }
+            }
+            // Mesh files of display shapes: a change redraws `fdc view`.
+            if let Item::Shape(sh) = item {
+                for f in &sh.fields {
+                    if let ExprKind::Str(f) = &f.value.kind {
+                        out.push(dir.join(f));
+                    }
                 }
             }
         }
@@ -304,6 +316,8 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
         warnings,
         inputs: input_paths,
         structure_set,
+        shapes: lowered.shapes,
+        glyphs: lowered.glyphs,
     })
 }
 

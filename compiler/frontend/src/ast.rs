@@ -116,6 +116,16 @@ pub struct Instance {
     pub span: Span,
 }
 
+/// `shape box on crank { size = [0.1, 0.02, 0.02]; colour = [0.8, 0.2, 0.2]; }`: a
+/// display shape in the frame of a body (kinds and fields: `SHAPE_KINDS` in the checker).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ShapeDecl {
+    pub kind: Ident,
+    pub body: Expr,
+    pub fields: Vec<Field>,
+    pub span: Span,
+}
+
 /// A connection parameter of an element type: `b2: body = ground`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ConnParam {
@@ -176,6 +186,9 @@ pub enum Item {
         span: Span,
     },
     Spline(SplineDecl),
+    /// `shape KIND on BODY { fields }`: display geometry for `fdc view`, no part of the
+    /// model's equations (the lowering keeps it beside the model).
+    Shape(ShapeDecl),
     Instance(Instance),
     TypeDef(TypeDef),
     /// `for i in A..B { items }`: expanded before checking (no later phase sees it).
@@ -217,6 +230,7 @@ impl Item {
             Item::Param(p) | Item::Input(p) => p.span,
             Item::Fn(f) => f.span,
             Item::Spline(s) => s.span,
+            Item::Shape(s) => s.span,
             Item::Instance(i) => i.span,
             Item::TypeDef(t) => t.span,
             Item::For(l) => l.span,

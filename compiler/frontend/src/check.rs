@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 mod calls;
 mod expressions;
 mod items;
+pub mod shapes;
 mod simulate;
 mod splines;
 mod type_stmts;
@@ -223,6 +224,7 @@ struct TopLevel<'m> {
     gravity_span: Option<Span>,
     simulate: Option<(Span, &'m Vec<Field>)>,
     outputs: Vec<(&'m Ident, &'m Expr)>,
+    shapes: Vec<&'m ShapeDecl>,
 }
 
 impl<'m> Checker<'m> {
@@ -329,6 +331,7 @@ impl<'m> Checker<'m> {
                 top.outputs.push((name, value));
             }
             // `for`/`if` items are expanded before checking (`crate::expand`).
+            Item::Shape(sh) => top.shapes.push(sh),
             Item::Use { .. } | Item::For(_) | Item::When(_) | Item::Error(_) => {}
         }
     }
@@ -389,6 +392,9 @@ impl<'m> Checker<'m> {
             let v = self.expr(g, &env);
             self.expect(g.span, v.ty, Ty::Vec3, "gravity");
             model.gravity = Some(g.clone());
+        }
+        for sh in &top.shapes {
+            self.check_shape(sh, &env);
         }
         if let Some((_, settings)) = top.simulate {
             self.check_simulate(settings, &env);

@@ -172,6 +172,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0214", "invalid simulate setting value"),
     ("E0215", "invalid spline"),
     ("E0216", "unknown type"),
+    ("E0220", "unknown shape kind"),
     ("E0301", "type mismatch"),
     ("E0302", "invalid operand types"),
     ("E0303", "wrong number of arguments"),

@@ -202,6 +202,16 @@ impl<'a> Expander<'a> {
                     value: self.subst(value),
                     span: *span,
                 }),
+                Item::Shape(sh) => out.push(Item::Shape(ShapeDecl {
+                    body: self.subst(&sh.body),
+                    fields: (sh.fields.iter())
+                        .map(|f| Field {
+                            value: self.subst(&f.value),
+                            ..f.clone()
+                        })
+                        .collect(),
+                    ..sh.clone()
+                })),
                 Item::TypeDef(t) => out.push(Item::TypeDef(self.typedef(t))),
                 other => out.push(other.clone()),
             }

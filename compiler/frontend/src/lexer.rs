@@ -67,6 +67,8 @@ pub enum Tok {
     Simulate,
     #[token("spline")]
     Spline,
+    #[token("shape")]
+    Shape,
     #[token("if")]
     If,
     #[token("then")]
@@ -180,6 +182,7 @@ impl Tok {
             Tok::Potential => "potential",
             Tok::Simulate => "simulate",
             Tok::Spline => "spline",
+            Tok::Shape => "shape",
             Tok::If => "if",
             Tok::Then => "then",
             Tok::Else => "else",

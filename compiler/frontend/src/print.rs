@@ -90,6 +90,7 @@ fn print_item(out: &mut String, item: &Item) {
             );
         }
         // A one-off element is printed with its type (below).
+        Item::Shape(sh) => shape(out, sh),
         Item::Instance(i) if i.ty.name.starts_with("on@") => {}
         Item::Instance(i) => instance(out, i, ""),
         Item::TypeDef(t) if t.inline_instance().is_some() => {
@@ -184,6 +185,14 @@ fn stmts_text(body: &[Stmt]) -> String {
         .lines()
         .map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l)))
         .collect()
+}
+
+fn shape(out: &mut String, sh: &ShapeDecl) {
+    let _ = writeln!(out, "shape {} on {} {{", sh.kind.name, expr(&sh.body));
+    for f in &sh.fields {
+        let _ = writeln!(out, "    {} = {};", f.name.name, expr(&f.value));
+    }
+    out.push_str("}\n");
 }
 
 fn instance(out: &mut String, i: &Instance, indent: &str) {

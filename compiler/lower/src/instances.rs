@@ -176,6 +176,7 @@ impl<'a> Lowering<'a> {
             }
         }
         self.self_joint(inst, &conns);
+        self.glyph(inst, &conns, &fields);
         self.links.push(conns.clone());
         let n_err = self.errors.len();
         self.instantiate(def, &conns, &fields, &timed, &inst.name.name, inst.span);

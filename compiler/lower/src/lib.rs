@@ -33,11 +33,13 @@ pub mod spline;
 mod value;
 
 mod instances;
+pub mod mesh;
 mod model;
 mod params;
 mod plausible;
 pub mod road;
 mod run_settings;
+pub mod shapes;
 mod spline_decls;
 mod statements;
 mod stmt_decls;
@@ -51,7 +53,8 @@ pub use expr::MAX_CALL_DEPTH;
 use expr::{Globals, Hidden, Lowerer, Target};
 use fdc_diff::{BodyKind, Coordinates, ElementBuilder, ElementFunctions, Role};
 use fdc_frontend::ast::{
-    Expr, ExprKind, Field, FnDecl, Item, Kind, Module, Span, SplineDecl, StmtKind, TypeDef,
+    Expr, ExprKind, Field, FnDecl, Item, Kind, Module, ShapeDecl, Span, SplineDecl, StmtKind,
+    TypeDef,
 };
 use fdc_frontend::SourceFiles;
 use fdc_ir::{Graph, Id};
@@ -96,6 +99,9 @@ pub const CODES: &[(&str, &str)] = &[
         "parameter not finite (zero-length axis)",
     ),
     (plausible::W_ZERO_INERTIA, "zero principal inertia"),
+    (shapes::E_SHAPE, "display shape value out of range"),
+    (shapes::E_MESH_READ, "mesh file cannot be read"),
+    (shapes::E_MESH_FORMAT, "mesh file malformed"),
     (plausible::W_FREE_BODY, "body with no path to the ground"),
 ];
 
@@ -199,6 +205,10 @@ pub struct LoweredModel {
     pub warnings: Vec<LowerError>,
     /// Data roads (`crg(...)`) and the tyres on them, for the runtime.
     pub roads: fdc_runtime::Roads,
+    /// Display shapes for `fdc view`: beside the model, never part of its code.
+    pub shapes: Vec<shapes::Shape>,
+    /// Display glyphs of joints and forces for `fdc view`, beside the model too.
+    pub glyphs: Vec<shapes::Glyph>,
 }
 
 /// A parameter slot of an element type.
@@ -317,6 +327,8 @@ struct Lowering<'a> {
     links: Vec<Vec<Option<usize>>>,
     /// Tyres on data roads (`road.rs`).
     road_contacts: Vec<fdc_runtime::RoadContact>,
+    /// Display glyphs of joints and forces (`shapes::Glyph`).
+    glyphs: Vec<shapes::Glyph>,
 }
 
 /// Lowers the checked modules of a model (as the front end returns them; stdlib
@@ -371,9 +383,17 @@ pub fn lower_with_files<'a>(
             l.model_output(&name.name, value, *span);
         }
     }
+    let shapes = (items.iter())
+        .filter_map(|i| match i {
+            Item::Shape(sh) => l.shape(sh),
+            _ => None,
+        })
+        .collect();
     let settings = l.settings(&items);
     l.check_settings(&settings, &items);
-    l.finish(settings, params)
+    let mut lowered = l.finish(settings, params)?;
+    lowered.shapes = shapes;
+    Ok(lowered)
 }
 
 /// The first `--set NAME=...` that names no parameter or input of the model.
@@ -416,6 +436,7 @@ impl<'a> Lowering<'a> {
             owner_types: HashMap::new(),
             links: Vec::new(),
             road_contacts: Vec::new(),
+            glyphs: Vec::new(),
         };
         for item in items {
             match item {
@@ -513,6 +534,8 @@ impl<'a> Lowering<'a> {
             params,
             warnings,
             roads,
+            shapes: Vec::new(),
+            glyphs: self.glyphs,
         })
     }
 }

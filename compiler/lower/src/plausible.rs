@@ -156,7 +156,7 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    fn body_name(&self, b: usize) -> &str {
+    pub(super) fn body_name(&self, b: usize) -> &str {
         self.body_names
             .iter()
             .find(|(_, i)| **i == b)

@@ -106,6 +106,9 @@ pub fn target_at(module: &Module, offset: usize) -> Option<Target<'_>> {
                 s.args.iter().find_map(|a| expr(a, offset, top))
             }
             Item::Instance(i) => instance(i, offset, top),
+            Item::Shape(sh) => std::iter::once(&sh.body)
+                .chain(sh.fields.iter().map(|f| &f.value))
+                .find_map(|e| expr(e, offset, top)),
             Item::TypeDef(t) => {
                 if within(t.name.span, offset) {
                     return Some(Target::Decl(Decl::Type(t)));
