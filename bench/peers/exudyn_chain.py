@@ -12,6 +12,7 @@ import sys
 import time
 
 import exudyn as exu
+import numpy as np
 import exudyn.utilities as eu
 
 n = int(sys.argv[1])
@@ -22,8 +23,8 @@ SC = exu.SystemContainer()
 mbs = SC.AddSystem()
 ground = mbs.CreateGround(referencePosition=[0, 0, 0])
 previous = ground
-inertia = eu.RigidBodyInertia(mass=m, inertiaTensor=[[1e-4, 0, 0], [0, m * L * L / 12, 0],
-                                                     [0, 0, m * L * L / 12]])
+i2 = m * L * L / 12
+inertia = eu.RigidBodyInertia(mass=m, inertiaTensor=np.diag([1e-4, i2, i2]))
 for i in range(n):
     body = mbs.CreateRigidBody(referencePosition=[L * i + L / 2, 0, 0], inertia=inertia,
                                gravity=[0, 0, -9.81])
@@ -39,8 +40,6 @@ s.timeIntegration.verboseMode = 0
 s.timeIntegration.generalizedAlpha.spectralRadius = (1 + alpha) / (1 - alpha)
 s.linearSolverType = exu.LinearSolverType.EigenSparse
 s.solutionSettings.writeSolutionToFile = False
-s.displayComputationTime = False
-s.displayStatistics = False
 
 t0 = time.perf_counter()
 exu.SolveDynamic(mbs, s)

@@ -2,7 +2,7 @@
 //! the iteration matrix of an N-link revolute chain (6 velocity unknowns per body, 5
 //! constraint rows per joint, a spring-damper between neighbours:
 //! `tests/common/matrices.rs`), supernodal kernels against the column-by-column ones
-//! in the same invocation. Run with `cargo bench -p fdc-runtime --bench lu` (add
+//! in the same invocation, in CPU time of the thread (the machine is shared). Run with `cargo bench -p fdc-runtime --bench lu` (add
 //! `-- quick` for a short run, and sizes to replace N = 16, 64, 256, 1000). Prints a markdown table for docs/performance.md.
 
 #[path = "../tests/common/matrices.rs"]
@@ -20,18 +20,26 @@ fn multiply_adds(lu: &SparseLu) -> usize {
     m.u_row.iter().map(|&k| l_len(k)).sum::<usize>() + m.l_row.len()
 }
 
-/// Median µs of one refactorization + solve over `reps` calls.
+/// CPU time of this thread in ns (Linux: the first field of its schedstat), so that a
+/// factorization longer than a time slice of the loaded machine is not charged for the
+/// other processes that run meanwhile; wall time where it is not available.
+fn cpu_ns(start: Instant) -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| start.elapsed().as_nanos() as f64)
+}
+
+/// Mean CPU µs of one refactorization + solve over `reps` calls.
 fn time(lu: &mut SparseLu, values: &[f64], rhs: &[f64], x: &mut [f64], reps: usize) -> f64 {
-    let mut times = Vec::with_capacity(reps);
+    let origin = Instant::now();
+    let t0 = cpu_ns(origin);
     for _ in 0..reps {
         x.copy_from_slice(rhs);
-        let t0 = Instant::now();
         lu.factorize(values).expect("nonsingular");
         lu.solve(x);
-        times.push(t0.elapsed().as_secs_f64() * 1e6);
     }
-    times.sort_by(f64::total_cmp);
-    times[reps / 2]
+    (cpu_ns(origin) - t0) / reps as f64 * 1e-3
 }
 
 fn main() {
