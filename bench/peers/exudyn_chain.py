@@ -28,7 +28,7 @@ inertia = eu.RigidBodyInertia(mass=m, inertiaTensor=np.diag([1e-4, i2, i2]))
 for i in range(n):
     body = mbs.CreateRigidBody(referencePosition=[L * i + L / 2, 0, 0], inertia=inertia,
                                gravity=[0, 0, -9.81])
-    mbs.CreateRevoluteJoint(bodyNumbers=[body, previous], position=[L * i, 0, 0],
+    mbs.CreateRevoluteJoint(itemNumbers=[body, previous], position=[L * i, 0, 0],
                             axis=[0, 1, 0])
     previous = body
 mbs.Assemble()
@@ -38,8 +38,8 @@ s.timeIntegration.numberOfSteps = int(round(end / h))
 s.timeIntegration.endTime = end
 s.timeIntegration.verboseMode = 0
 s.timeIntegration.generalizedAlpha.spectralRadius = (1 + alpha) / (1 - alpha)
-s.linearSolverType = exu.LinearSolverType.EigenSparse
-s.solutionSettings.writeSolutionToFile = False
+s.linearSolver.solverType = exu.LinearSolverType.EigenSparse
+s.solution.file.write = False
 
 t0 = time.perf_counter()
 exu.SolveDynamic(mbs, s)

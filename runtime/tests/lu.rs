@@ -117,9 +117,10 @@ fn a_degraded_pivot_chooses_a_new_order_in_both_kernels() {
     // the constraint entries in their columns.
     let mut small = sets[0].clone();
     for j in 0..6 * n {
-        for k in p.col_ptr[j]..p.col_ptr[j + 1] {
-            if p.row_idx[k] < 6 * n {
-                small[k] *= 1e-4;
+        let (a, b) = (p.col_ptr[j], p.col_ptr[j + 1]);
+        for (v, &i) in small[a..b].iter_mut().zip(&p.row_idx[a..b]) {
+            if i < 6 * n {
+                *v *= 1e-4;
             }
         }
     }

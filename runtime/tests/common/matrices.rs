@@ -114,10 +114,10 @@ pub fn iteration_matrix(bodies: usize, joints: &[Joint], seed: u64) -> (Pattern,
 pub fn remove_rows(pattern: &Pattern, values: &mut [f64], nv: usize, rows: &[usize]) {
     let removed = |i: usize| i >= nv && rows.contains(&(i - nv));
     for j in 0..pattern.n {
-        for k in pattern.col_ptr[j]..pattern.col_ptr[j + 1] {
-            let i = pattern.row_idx[k];
+        let (a, b) = (pattern.col_ptr[j], pattern.col_ptr[j + 1]);
+        for (v, &i) in values[a..b].iter_mut().zip(&pattern.row_idx[a..b]) {
             if removed(i) || removed(j) {
-                values[k] = if i == j { 1.0 } else { 0.0 };
+                *v = if i == j { 1.0 } else { 0.0 };
             }
         }
     }
