@@ -3,7 +3,8 @@
 # 0.5 s simulated; Exudyn with fdc's numerical damping, see the peer scripts), runs
 # interleaved (fdc, Exudyn, MuJoCo, then again) REPS times per N; prints the median µs
 # per step of each and the ratios. fdc converged (velocity 1e-10), sparse LU, from
-# `fdc --timing`.
+# `fdc --timing` (median of the per-step wall times, which a loaded machine seldom
+# preempts); the peers report CPU time per step.
 # The peers are installed into a bench venv under target/ (not part of CI):
 #   python3 -m venv target/bench-venv && target/bench-venv/bin/pip install exudyn mujoco numpy
 # Usage: bench/peers/compare.sh [path/to/fdc] [N ...]   (default: target/release/fdc, 1 4 16 64)

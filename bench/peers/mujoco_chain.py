@@ -3,7 +3,9 @@
 0.5 m (inertia [1e-4, mL²/12, mL²/12] about the link's centre), hinge joints about y,
 starting on the horizontal axis, gravity 9.81, h = 1 ms, contacts off, 0.5 s
 simulated with the RK4 integrator (minimal coordinates, no constraints: MuJoCo's
-fastest path for a chain). Prints µs per mj_step (median of 5 runs of the 500 steps).
+fastest path for a chain). Prints CPU µs per mj_step (median of 5 runs of the
+500 steps; on a shared machine wall
+time counts other processes).
 
 Usage: mujoco_chain.py N
 """
@@ -29,9 +31,9 @@ steps = int(round(end / h))
 runs = []
 for _ in range(5):
     data = mujoco.MjData(model)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for _ in range(steps):
         mujoco.mj_step(model, data)
-    runs.append((time.perf_counter() - t0) / steps * 1e6)
+    runs.append((time.process_time() - t0) / steps * 1e6)
 runs.sort()
 print(f"mujoco N={n} us/step {runs[2]:.2f}")
