@@ -14,6 +14,9 @@ use faer::{Mat, MatMut, Par};
 
 use crate::assembly::Pattern;
 
+mod supernodes;
+use supernodes::Supernodes;
+
 /// Which solver a [`crate::System`] uses for the iteration and initial-condition matrices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum LinearSolverKind {
@@ -150,6 +153,11 @@ pub struct SparseLu {
     u_val: Vec<f64>,
     diag: Vec<f64>,
     x: Vec<f64>,
+    /// The supernodes of the kept L/U patterns with their dense panels (the values of
+    /// L live there instead of `l_val` when `supernodal` is on); `None` when the
+    /// patterns have none the kernels can use.
+    blocks: Option<Supernodes>,
+    supernodal: bool,
     have_factors: bool,
     keep: bool,
     full: usize,
@@ -180,6 +188,8 @@ impl SparseLu {
             u_val: Vec::new(),
             diag: vec![0.0; n],
             x: vec![0.0; n],
+            blocks: None,
+            supernodal: true,
             have_factors: false,
             keep: false,
             full: 0,
@@ -241,8 +251,34 @@ impl SparseLu {
         self.l_val.resize(self.l_row.len(), 0.0);
         self.u_val.clear();
         self.u_val.resize(self.u_row.len(), 0.0);
+        self.find_supernodes();
         self.have_factors = true;
         true
+    }
+
+    fn find_supernodes(&mut self) {
+        let n = self.pattern.n;
+        self.blocks = Supernodes::new(n, &self.l_ptr, &self.l_row, &self.u_ptr, &self.u_row);
+    }
+
+    /// Chooses the supernodal kernels (default) or the column-by-column ones, which
+    /// the tests and the factorization benchmark keep as the reference.
+    pub fn set_supernodal(&mut self, on: bool) {
+        self.supernodal = on;
+    }
+
+    /// Number of supernodes of the kept pivot order (0 before the first
+    /// factorization or when the kernels run column by column).
+    pub fn supernodes(&self) -> usize {
+        self.blocks.as_ref().map_or(0, Supernodes::count)
+    }
+
+    fn refactor_chosen(&mut self, values: &[f64], tau: f64) -> bool {
+        if self.supernodal {
+            self.refactor_blocked(values, tau)
+        } else {
+            self.refactor(values, tau)
+        }
     }
 
     /// Left-looking elimination with the kept orders and patterns. Returns false if
@@ -291,8 +327,8 @@ impl SparseLu {
 impl LinearSolver for SparseLu {
     fn factorize(&mut self, values: &[f64]) -> Result<(), Singular> {
         let tau = if self.keep { 0.0 } else { REFACTOR_TAU };
-        let kept = self.have_factors && self.refactor(values, tau);
-        if !kept && (!self.full_factorization(values) || !self.refactor(values, 0.0)) {
+        let kept = self.have_factors && self.refactor_chosen(values, tau);
+        if !kept && (!self.full_factorization(values) || !self.refactor_chosen(values, 0.0)) {
             self.have_factors = false;
             return Err(diagnose_singular(&self.pattern, values));
         }
@@ -313,11 +349,16 @@ impl LinearSolver for SparseLu {
         for i in 0..n {
             y[self.pinv[i]] = rhs[i];
         }
-        for j in 0..n {
-            let yj = y[j];
-            if yj != 0.0 {
-                for m in self.l_ptr[j]..self.l_ptr[j + 1] {
-                    y[self.l_row[m]] -= self.l_val[m] * yj;
+        match self.blocks.as_ref().filter(|_| self.supernodal) {
+            Some(blocks) => blocks.forward(y),
+            None => {
+                for j in 0..n {
+                    let yj = y[j];
+                    if yj != 0.0 {
+                        for m in self.l_ptr[j]..self.l_ptr[j + 1] {
+                            y[self.l_row[m]] -= self.l_val[m] * yj;
+                        }
+                    }
                 }
             }
         }
@@ -407,6 +448,11 @@ impl LinearSolver for SparseLu {
         self.u_val.resize(self.u_row.len(), 0.0);
         self.have_factors = m.have_factors;
         self.full = m.full;
+        if self.have_factors {
+            self.find_supernodes();
+        } else {
+            self.blocks = None;
+        }
     }
 }
 

@@ -1,0 +1,98 @@
+//! The sparse LU's refactorization on the kept pivot order plus one solve, alone, on
+//! the iteration matrix of an N-link revolute chain (6 velocity unknowns per body, 5
+//! constraint rows per joint, a spring-damper between neighbours:
+//! `tests/common/matrices.rs`), supernodal kernels against the column-by-column ones
+//! in the same invocation, in CPU time of the thread (the machine is shared). Run with `cargo bench -p fdc-runtime --bench lu` (add
+//! `-- quick` for a short run, and sizes to replace N = 16, 64, 256, 1000). Prints a markdown table for docs/performance.md.
+
+#[path = "../tests/common/matrices.rs"]
+mod matrices;
+
+use std::time::Instant;
+
+use fdc_runtime::linear::{LinearSolver, SparseLu};
+
+/// Multiply-adds of one left-looking refactorization: every U entry (k, j) costs the
+/// column k of L.
+fn multiply_adds(lu: &SparseLu) -> usize {
+    let m = lu.memory();
+    let l_len = |k: usize| m.l_ptr[k + 1] - m.l_ptr[k];
+    m.u_row.iter().map(|&k| l_len(k)).sum::<usize>() + m.l_row.len()
+}
+
+/// CPU time of this thread in ns (Linux: the first field of its schedstat), so that a
+/// factorization longer than a time slice of the loaded machine is not charged for the
+/// other processes that run meanwhile; wall time where it is not available.
+fn cpu_ns(start: Instant) -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| start.elapsed().as_nanos() as f64)
+}
+
+/// Mean CPU µs of one refactorization + solve over `reps` calls.
+fn time(lu: &mut SparseLu, values: &[f64], rhs: &[f64], x: &mut [f64], reps: usize) -> f64 {
+    let origin = Instant::now();
+    let t0 = cpu_ns(origin);
+    for _ in 0..reps {
+        x.copy_from_slice(rhs);
+        lu.factorize(values).expect("nonsingular");
+        lu.solve(x);
+    }
+    (cpu_ns(origin) - t0) / reps as f64 * 1e-3
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "quick");
+    println!("| N | unknowns | nnz(A) | nnz(L+U) | multiply-adds | supernodes | column-by-column µs | supernodal µs | µs per body (col / super) | supernodal / column | max rel. difference |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    // Sizes on the command line replace the default ones.
+    let mut sizes: Vec<usize> = std::env::args().filter_map(|a| a.parse().ok()).collect();
+    if sizes.is_empty() {
+        sizes = vec![16, 64, 256, 1000];
+    }
+    for n in sizes {
+        let (pattern, values) = matrices::iteration_matrix(n, &matrices::chain_joints(n), 1);
+        let mut seed = 5;
+        let rhs: Vec<f64> = (0..pattern.n).map(|_| matrices::lcg(&mut seed)).collect();
+        let mut old = SparseLu::new(&pattern).expect("analysis");
+        old.set_supernodal(false);
+        let mut new = SparseLu::new(&pattern).expect("analysis");
+        let (mut xo, mut xn) = (rhs.clone(), rhs.clone());
+        // The first factorization chooses the pivot order; every later one keeps it.
+        time(&mut old, &values, &rhs, &mut xo, 3);
+        time(&mut new, &values, &rhs, &mut xn, 3);
+        let reps = if quick {
+            50
+        } else {
+            (200_000 / n).clamp(200, 20_000)
+        };
+        // Interleaved rounds, the median of the per-round medians.
+        let (mut to, mut tn) = (vec![], vec![]);
+        for _ in 0..5 {
+            to.push(time(&mut old, &values, &rhs, &mut xo, reps));
+            tn.push(time(&mut new, &values, &rhs, &mut xn, reps));
+        }
+        to.sort_by(f64::total_cmp);
+        tn.sort_by(f64::total_cmp);
+        let (to, tn) = (to[2], tn[2]);
+        let diff = xo
+            .iter()
+            .zip(&xn)
+            .map(|(a, b)| (a - b).abs() / (1.0 + a.abs()))
+            .fold(0.0, f64::max);
+        assert_eq!(old.full_factorizations(), 1);
+        assert_eq!(new.full_factorizations(), 1);
+        println!(
+            "| {n} | {} | {} | {} | {} | {} | {to:.1} | {tn:.1} | {:.3} / {:.3} | {:.2} | {diff:.1e} |",
+            pattern.n,
+            pattern.nnz(),
+            new.factor_nnz(),
+            multiply_adds(&new),
+            new.supernodes(),
+            to / n as f64,
+            tn / n as f64,
+            tn / to
+        );
+    }
+}

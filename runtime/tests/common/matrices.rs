@@ -1,0 +1,124 @@
+//! Iteration matrices with the structure of multibody models, for the LU tests and the
+//! factorization benchmark: unknowns `[v; λ]` in model order, 6 velocity unknowns per
+//! body with a dense 6×6 block (mass, gyroscopic and h²β-stiffness terms), a 6×6
+//! coupling block per spring-damper between neighbours, and per joint constraint
+//! rows B over the 12 (or 6, to the ground) velocity columns of its bodies with the
+//! transposed block `Bᵀ + δ` (the derivative of Bᵀλ makes it unsymmetric) and a zero
+//! diagonal for λ. The numbers are pseudo-random and O(1), as in the runtime's scaled
+//! iteration matrix.
+
+#![allow(dead_code)]
+
+use fdc_runtime::assembly::Pattern;
+
+/// A joint: its bodies (`None` is the ground) and its number of constraint rows.
+pub struct Joint {
+    pub a: Option<usize>,
+    pub b: usize,
+    pub rows: usize,
+}
+
+/// A deterministic pseudo-random sequence in [-1, 1).
+pub fn lcg(seed: &mut u64) -> f64 {
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+}
+
+/// An N-link revolute chain (5 rows per joint, the first to the ground) with a
+/// spring-damper along each link.
+pub fn chain_joints(n: usize) -> Vec<Joint> {
+    (0..n)
+        .map(|i| Joint {
+            a: i.checked_sub(1),
+            b: i,
+            rows: 5,
+        })
+        .collect()
+}
+
+/// The chain closed into loops: every third body is also tied back to the body three
+/// before it (planar four-bars in a row; a ladder of closed loops).
+pub fn loop_joints(n: usize) -> Vec<Joint> {
+    let mut joints = chain_joints(n);
+    joints.extend((3..n).step_by(3).map(|i| Joint {
+        a: Some(i - 3),
+        b: i,
+        rows: 2,
+    }));
+    joints
+}
+
+/// Pattern and values of the iteration matrix of `bodies` bodies and these joints;
+/// `seed` varies the numbers. Spring-dampers couple bodies i-1 and i.
+pub fn iteration_matrix(bodies: usize, joints: &[Joint], seed: u64) -> (Pattern, Vec<f64>) {
+    let nv = 6 * bodies;
+    let nl: usize = joints.iter().map(|j| j.rows).sum();
+    let mut seed = seed;
+    let mut entries = vec![];
+    let mut vals = vec![];
+    let mut push = |r: usize, c: usize, v: f64| {
+        entries.push((r, c));
+        vals.push(v);
+    };
+    for b in 0..bodies {
+        for i in 0..6 {
+            for j in 0..6 {
+                let d = if i == j {
+                    2.0 + 0.5 * (i % 3) as f64
+                } else {
+                    0.0
+                };
+                push(6 * b + i, 6 * b + j, d + 0.1 * lcg(&mut seed));
+            }
+        }
+        if b > 0 {
+            for i in 0..6 {
+                for j in 0..6 {
+                    push(6 * b + i, 6 * (b - 1) + j, 0.05 * lcg(&mut seed));
+                    push(6 * (b - 1) + i, 6 * b + j, 0.05 * lcg(&mut seed));
+                }
+            }
+        }
+    }
+    let mut row = nv;
+    for joint in joints {
+        let cols: Vec<usize> = joint
+            .a
+            .into_iter()
+            .chain([joint.b])
+            .flat_map(|body| 6 * body..6 * body + 6)
+            .collect();
+        for _ in 0..joint.rows {
+            for &c in &cols {
+                let v = lcg(&mut seed);
+                push(row, c, v);
+                push(c, row, v + 0.01 * lcg(&mut seed));
+            }
+            row += 1;
+        }
+    }
+    let n = nv + nl;
+    let (pattern, map) = Pattern::build(n, &entries);
+    let mut values = vec![0.0; pattern.nnz()];
+    for (k, &m) in map.iter().enumerate() {
+        values[m] += vals[k];
+    }
+    (pattern, values)
+}
+
+/// Holds the multipliers `rows` (indices among the λ, after `nv` velocity unknowns) at
+/// zero as the runtime does with redundant constraint rows: their row and column keep
+/// their place in the pattern with zero values, and the diagonal is one.
+pub fn remove_rows(pattern: &Pattern, values: &mut [f64], nv: usize, rows: &[usize]) {
+    let removed = |i: usize| i >= nv && rows.contains(&(i - nv));
+    for j in 0..pattern.n {
+        let (a, b) = (pattern.col_ptr[j], pattern.col_ptr[j + 1]);
+        for (v, &i) in values[a..b].iter_mut().zip(&pattern.row_idx[a..b]) {
+            if removed(i) || removed(j) {
+                *v = if i == j { 1.0 } else { 0.0 };
+            }
+        }
+    }
+}
