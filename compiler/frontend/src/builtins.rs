@@ -40,6 +40,7 @@ pub enum Builtin {
     AtTime,
     Rate,
     Tir,
+    Continuous,
 }
 
 /// Whether a call's value depends on the state (coordinates or velocities), which the
@@ -263,6 +264,14 @@ pub const FUNCTIONS: &[BuiltinFn] = {
         ),
         f(Rate, "rate", 1, "rate(e)", NUMERIC, "time derivative of e"),
         f(
+            Continuous,
+            "continuous",
+            1,
+            "continuous(r)",
+            "(scalar): an angle in (−π, π]",
+            "the angle r counted through any number of revolutions (element state)",
+        ),
+        f(
             Tir,
             "tir",
             2,
@@ -308,6 +317,7 @@ impl Builtin {
             (Quat, [S, S, S, S]) => Some(Q),
             (Rotation, [Q]) => Some(Mat3),
             (Initial | Rate, [t]) if t.is_numeric() => Some(*t),
+            (Continuous, [S]) => Some(S),
             (AtTime, [t, S]) if t.is_numeric() => Some(*t),
             (Tir, [Ty::Str, Ty::Str]) => Some(S),
             _ => None,

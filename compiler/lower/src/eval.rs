@@ -15,12 +15,21 @@ pub enum Time {
     Forbidden,
 }
 
-/// Evaluates `nodes` with local configuration `q` (7 per body), velocities `v` (6 per
-/// body), parameters `p`, zero accelerations, multipliers and increments.
+/// An element's local configuration at build time: q in the element's layout (own
+/// coordinates, then each connected body's block) and where the quaternion of each
+/// connected body starts in it (`None`: a body without rotation, a point mass).
+#[derive(Clone, Debug, Default)]
+pub struct LocalQ {
+    pub q: Vec<f64>,
+    pub theta: Vec<Option<usize>>,
+}
+
+/// Evaluates `nodes` with local configuration `q`, velocities `v`, parameters `p`, zero
+/// accelerations, multipliers and increments.
 pub fn eval_nodes(
     g: &Graph,
     nodes: &[Id],
-    q: &[f64],
+    lq: &LocalQ,
     v: &[f64],
     p: &[f64],
     time: Time,
@@ -29,10 +38,14 @@ pub fn eval_nodes(
     let needed = g
         .needed(nodes)
         .map_err(|id| format!("internal: node {id} is not part of the graph"))?;
-    let rotations: Vec<[[f64; 3]; 3]> = q
-        .chunks(7)
-        .filter(|c| c.len() == 7)
-        .map(|c| fdc_diff::lie::num::shabana([c[3], c[4], c[5], c[6]]))
+    let q = &lq.q[..];
+    let rotations: Vec<Option<[[f64; 3]; 3]>> = lq
+        .theta
+        .iter()
+        .map(|t| {
+            t.and_then(|o| q.get(o..o + 4))
+                .map(|c| fdc_diff::lie::num::shabana([c[0], c[1], c[2], c[3]]))
+        })
         .collect();
     let mut val = vec![0.0; n];
     for i in 0..n {
@@ -70,7 +83,7 @@ pub fn eval_nodes(
             }
             Op::Sym(s) => {
                 let (k, r) = (s as usize / 9, s as usize % 9);
-                let a = rotations.get(k).ok_or_else(|| {
+                let a = rotations.get(k).copied().flatten().ok_or_else(|| {
                     format!("needs the rotation of body {k}, which is not connected")
                 })?;
                 a[r / 3][r % 3]

@@ -45,7 +45,7 @@ mod types;
 
 use statements::*;
 
-use eval::{eval_nodes, Time};
+use eval::{eval_nodes, LocalQ, Time};
 pub use expr::MAX_CALL_DEPTH;
 use expr::{Globals, Hidden, Lowerer, Target};
 use fdc_diff::{BodyKind, Coordinates, ElementBuilder, ElementFunctions, Role};
@@ -246,10 +246,11 @@ struct Body {
 
 impl Body {
     fn nv(&self) -> usize {
-        match self.kind {
-            BodyKind::Rigid => 6,
-            BodyKind::Euler => 7,
-        }
+        self.kind.sizes().1
+    }
+
+    fn nq(&self) -> usize {
+        self.kind.sizes().0
     }
 }
 
@@ -258,6 +259,7 @@ impl Body {
 fn body_kind(def: &TypeDef) -> Option<BodyKind> {
     def.body.iter().find_map(|s| match &s.kind {
         StmtKind::CoordinatesGroup { group, .. } if group.name == "euler" => Some(BodyKind::Euler),
+        StmtKind::CoordinatesGroup { group, .. } if group.name == "point" => Some(BodyKind::Point),
         StmtKind::CoordinatesGroup { .. } => Some(BodyKind::Rigid),
         _ => None,
     })
