@@ -6,6 +6,7 @@
 //! compiler's description of element functions onto the runtime's function table.
 //! Must not know: command-line parsing or terminal output (the `fdc` binary's job).
 
+pub mod dofs;
 pub mod fds;
 pub mod pipeline;
 pub mod profile;
