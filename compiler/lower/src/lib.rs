@@ -359,7 +359,10 @@ pub fn lower_with_files<'a>(
         }
     }
     for item in &items {
-        if let Item::Output { name, value, span } = item {
+        if let Item::Output {
+            name, value, span, ..
+        } = item
+        {
             l.model_output(&name.name, value, *span);
         }
     }
