@@ -232,7 +232,7 @@ fn check_states_the_degrees_of_freedom_and_rejects_a_negative_mass() {
     let out = fdc(&["check", p.to_str().unwrap()]);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        "1 degree of freedom (1 body, 6 velocity dofs, 5 constraints; redundant rows are found when a run starts)"
+        "1 degree of freedom (1 body, 6 velocity dofs, 5 independent constraints, 0 redundant removed)"
     );
     let bad = temp_model(
         "negative_mass.fd",
@@ -244,6 +244,45 @@ fn check_states_the_degrees_of_freedom_and_rejects_a_negative_mass() {
     assert!(
         err.contains("E0940") && err.contains("negative_mass.fd:2:12"),
         "{err}"
+    );
+}
+
+/// `fdc check` counts the degrees of freedom after the runtime's redundancy test, at the
+/// configuration as written: the mobility of a planar loop built from 3-D hinges, not
+/// velocity dofs minus rows (which gave "-8" for the squeezer).
+#[test]
+fn check_counts_the_mobility_of_closed_loops() {
+    let squeezer = root().join("examples/squeezer.fd");
+    let out = fdc(&["check", squeezer.to_str().unwrap()]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "1 degree of freedom (7 bodies, 42 velocity dofs, 41 independent constraints, 9 redundant removed)"
+    );
+    // A four-bar of revolute joints (Grübler: 3·3 − 2·4 = 1 in the plane; in space
+    // 18 − 20 rows, 3 of them redundant).
+    let link = |n: &str, x: f64, y: f64| {
+        format!("body {n}: rigid_body {{ mass = 1; inertia = [0.1, 0.1, 0.1]; position = [{x}, {y}, 0]; }}\n")
+    };
+    let pin = |n: &str, a: &str, b: &str, x: f64, y: f64| {
+        format!("joint {n}: revolute({a}, {b}) {{ at = [{x}, {y}, 0]; axis = [0, 0, 1]; }}\n")
+    };
+    let text = [
+        link("crank", 0.0, 0.5),
+        link("coupler", 1.25, 1.1),
+        link("rocker", 2.75, 0.6),
+        pin("a", "crank", "ground", 0.0, 0.0),
+        pin("b", "crank", "coupler", 0.0, 1.0),
+        pin("c", "coupler", "rocker", 2.5, 1.2),
+        pin("d", "rocker", "ground", 3.0, 0.0),
+    ]
+    .concat();
+    let four_bar = temp_model("four_bar_revolute.fd", &text);
+    let out = fdc(&["check", four_bar.to_str().unwrap()]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "1 degree of freedom (3 bodies, 18 velocity dofs, 17 independent constraints, 3 redundant removed)",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 

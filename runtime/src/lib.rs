@@ -36,5 +36,6 @@ pub use settings::{
 };
 pub use system::linearize::{Linearization, Mode, ModeKind};
 pub use system::{
-    Correction, MemorySink, ResultSink, RunStats, State, StepReport, System, TimingStats,
+    redundant_rows, Correction, MemorySink, ResultSink, RunStats, State, StepReport, System,
+    TimingStats,
 };

@@ -7,6 +7,7 @@
 //! Must not know: command-line parsing or terminal output (the `fdc` binary's job).
 
 pub mod compile;
+pub mod dofs;
 pub mod fds;
 pub mod pipeline;
 pub mod profile;

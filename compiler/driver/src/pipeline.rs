@@ -247,7 +247,8 @@ pub fn check_dofs(src: ModelSource) -> (Analysis, Vec<Diagnostic>, Option<String
     let (errors, dofs) =
         match fdc_lower::lower_with_files(&analysis.modules, &[], Some(&analysis.files)) {
             Ok(l) => {
-                let line = crate::report::dof_line(l.bodies.len(), l.nv, l.nl, None);
+                let redundant = crate::dofs::redundant_rows(&l);
+                let line = crate::report::dof_line(l.bodies.len(), l.nv, l.nl, redundant);
                 (l.warnings, Some(line))
             }
             Err(errors) => (errors, None),

@@ -81,7 +81,8 @@ pub fn assembly_line(corrections: &[fdc_runtime::Correction]) -> Option<String> 
 
 /// The degrees of freedom of a model in words, as `fdc check` and the run summary say
 /// it: velocity dofs minus independent constraints. `redundant`: rows the runtime
-/// removed at the initial configuration (`None` before a run: not known yet).
+/// removes at the initial configuration (`fdc check` finds them with the same test,
+/// `crate::dofs`; `None`: not known).
 pub fn dof_line(bodies: usize, nv: usize, nl: usize, redundant: Option<usize>) -> String {
     let independent = nl - redundant.unwrap_or(0).min(nl);
     let dof = nv as i64 - independent as i64;

@@ -241,3 +241,29 @@ fn n_four_bar_adaptive_error_follows_the_tolerance() {
         }
     }
 }
+
+#[test]
+fn outputs_inside_a_loop_are_indexed_channels() {
+    // Three free point masses thrown up at i m/s: z = i t − g t²/2, x = i.
+    let text = "param N = 3;
+        gravity [0, 0, -9.81];
+        for i in 0..N {
+            body bob[i]: point_mass { mass = 1; position = [i, 0, 0]; velocity = [0, 0, i]; }
+            output height[i] = bob[i].position.z;
+            if i > 0 { output gap[i][i - 1] = bob[i].position.x - bob[i - 1].position.x; }
+        }
+        simulate { end = 0.5; step = 1e-3; output_every = 0.05; }";
+    let (sink, _) = simulate(build_text("loop-outputs", text), |_| {});
+    for i in 0..3 {
+        let z = channel(&sink, &format!("height[{i}]"));
+        for (k, &t) in sink.times.iter().enumerate() {
+            let want = i as f64 * t - 0.5 * 9.81 * t * t;
+            assert!((z[k] - want).abs() < 1e-9, "height[{i}] at {t}: {}", z[k]);
+        }
+    }
+    for i in 1..3 {
+        let gap = channel(&sink, &format!("gap[{i}][{}]", i - 1));
+        assert!(gap.iter().all(|g| (g - 1.0).abs() < 1e-12), "gap[{i}]");
+    }
+    assert!(sink.channel("gap[0][-1]").is_none() && sink.channel("height").is_none());
+}

@@ -434,6 +434,8 @@ fn continuous_angle_counts_two_and_a_half_revolutions_from_its_offset() {
          joint j: revolute(wheel) {{ at = [0, 0, 0]; axis = [0, 0, 1]; }}
          sensor turn: continuous_angle(wheel) {{ offset = {offset}; }}
          output wrapped = rotation_angle(wheel, ground, [0, 0, 1]);
+         output beta = unwrapped_angle(wheel, ground, [0, 0, 1], {offset});
+         output twice = 2*continuous(rotation_angle(wheel, ground, [0, 0, 1]));
          simulate {{ end = 1; step = 1e-3; output_every = 0.01; }}"
     );
     let (sink, _) = simulate(build_text("continuous-angle", &model), |_| {});
@@ -442,6 +444,7 @@ fn continuous_angle_counts_two_and_a_half_revolutions_from_its_offset() {
         channel(&sink, "turn.rate"),
         channel(&sink, "wrapped"),
     );
+    let (beta, twice) = (channel(&sink, "beta"), channel(&sink, "twice"));
     for (i, &t) in sink.times.iter().enumerate() {
         let want = offset + w * t;
         assert!(
@@ -450,6 +453,9 @@ fn continuous_angle_counts_two_and_a_half_revolutions_from_its_offset() {
             angle[i]
         );
         assert!((rate[i] - w).abs() < 1e-9, "t {t}: rate {}", rate[i]);
+        // The same angle as a model-level output, which keeps state of its own.
+        assert!((beta[i] - want).abs() < 1e-9, "t {t}: output {}", beta[i]);
+        assert!((twice[i] - 2.0 * w * t).abs() < 2e-9, "t {t}: {}", twice[i]);
         assert!((wrap(wrapped[i] - w * t)).abs() < 1e-9, "t {t}: wrapped");
     }
     assert!((sink.times.last().unwrap() - 1.0).abs() < 1e-12);

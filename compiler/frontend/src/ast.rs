@@ -178,6 +178,9 @@ pub enum Item {
     },
     Output {
         name: Ident,
+        /// `output tip[i] = ...;` inside a loop: the channel `tip[3]` (empty after
+        /// expansion, which writes the index into the name).
+        index: Vec<Expr>,
         value: Expr,
         span: Span,
     },

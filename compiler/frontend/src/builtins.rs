@@ -41,6 +41,7 @@ pub enum Builtin {
     Rate,
     Tir,
     Crg,
+    Continuous,
 }
 
 /// Whether a call's value depends on the state (coordinates or velocities), which the
@@ -264,6 +265,14 @@ pub const FUNCTIONS: &[BuiltinFn] = {
         ),
         f(Rate, "rate", 1, "rate(e)", NUMERIC, "time derivative of e"),
         f(
+            Continuous,
+            "continuous",
+            1,
+            "continuous(r)",
+            "(scalar): an angle in (−π, π]",
+            "the angle r counted through any number of revolutions (element state)",
+        ),
+        f(
             Tir,
             "tir",
             2,
@@ -317,6 +326,7 @@ impl Builtin {
             (Quat, [S, S, S, S]) => Some(Q),
             (Rotation, [Q]) => Some(Mat3),
             (Initial | Rate, [t]) if t.is_numeric() => Some(*t),
+            (Continuous, [S]) => Some(S),
             (AtTime, [t, S]) if t.is_numeric() => Some(*t),
             (Tir, [Ty::Str, Ty::Str]) => Some(S),
             (Crg, [Ty::Str] | [Ty::Str, Ty::Str]) => Some(S),

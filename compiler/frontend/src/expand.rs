@@ -197,11 +197,21 @@ impl<'a> Expander<'a> {
                     value: self.subst(value),
                     span: *span,
                 }),
-                Item::Output { name, value, span } => out.push(Item::Output {
-                    name: name.clone(),
-                    value: self.subst(value),
-                    span: *span,
-                }),
+                Item::Output {
+                    name,
+                    index,
+                    value,
+                    span,
+                } => {
+                    if let Some(name) = self.indexed_name(name, index) {
+                        out.push(Item::Output {
+                            name,
+                            index: Vec::new(),
+                            value: self.subst(value),
+                            span: *span,
+                        });
+                    }
+                }
                 Item::Shape(sh) => out.push(Item::Shape(ShapeDecl {
                     body: self.subst(&sh.body),
                     fields: (sh.fields.iter())
@@ -292,14 +302,11 @@ impl<'a> Expander<'a> {
         true
     }
 
-    /// An instance with its index evaluated, its expressions substituted and, for a
-    /// type with build-time fields, its type specialized.
-    fn instance(&mut self, inst: &Instance) -> Option<Instance> {
-        if !self.spend(inst.span) {
-            return None;
-        }
-        let mut name = inst.name.clone();
-        for ix in &inst.index {
+    /// `name[i][j]` with the indices evaluated (`crank[3]`), or `None` after a
+    /// diagnostic for an index that is not a whole number ≥ 0.
+    fn indexed_name(&mut self, name: &Ident, index: &[Expr]) -> Option<Ident> {
+        let mut name = name.clone();
+        for ix in index {
             match self.whole(ix, "an index") {
                 Ok(k) if k >= 0 => name.name.push_str(&format!("[{k}]")),
                 Ok(k) => {
@@ -313,6 +320,16 @@ impl<'a> Expander<'a> {
                 }
             }
         }
+        Some(name)
+    }
+
+    /// An instance with its index evaluated, its expressions substituted and, for a
+    /// type with build-time fields, its type specialized.
+    fn instance(&mut self, inst: &Instance) -> Option<Instance> {
+        if !self.spend(inst.span) {
+            return None;
+        }
+        let name = self.indexed_name(&inst.name, &inst.index)?;
         if self.top && !inst.index.is_empty() {
             self.declared.insert(name.name.clone());
         }

@@ -69,8 +69,11 @@ fn print_item(out: &mut String, item: &Item) {
         Item::Gravity { value, .. } => {
             let _ = writeln!(out, "gravity {};", expr(value));
         }
-        Item::Output { name, value, .. } => {
-            let _ = writeln!(out, "output {} = {};", name.name, expr(value));
+        Item::Output {
+            name, index, value, ..
+        } => {
+            let index: String = index.iter().map(|e| format!("[{}]", expr(e))).collect();
+            let _ = writeln!(out, "output {}{index} = {};", name.name, expr(value));
         }
         Item::Simulate { settings, .. } => {
             out.push_str("simulate {\n");

@@ -18,6 +18,15 @@ pub enum Time {
     Forbidden,
 }
 
+/// An element's local configuration at build time: q in the element's layout (own
+/// coordinates, then each connected body's block) and where the quaternion of each
+/// connected body starts in it (`None`: a body without rotation, a point mass).
+#[derive(Clone, Debug, Default)]
+pub struct LocalQ {
+    pub q: Vec<f64>,
+    pub theta: Vec<Option<usize>>,
+}
+
 /// The cones of node lists evaluated before in one graph. Every instance of an element
 /// type evaluates the same nodes (its parameter defaults, hidden slots, the fields of
 /// its nested instances) with its own numbers: the walk that finds what they need is
@@ -32,7 +41,7 @@ impl Cones {
         &self,
         g: &Graph,
         nodes: &[Id],
-        q: &[f64],
+        q: &LocalQ,
         v: &[f64],
         p: &[f64],
         time: Time,
@@ -55,12 +64,12 @@ fn check(g: &Graph, nodes: &[Id]) -> Result<(), String> {
     }
 }
 
-/// Evaluates `nodes` with local configuration `q` (7 per body), velocities `v` (6 per
-/// body), parameters `p`, zero accelerations, multipliers and increments.
+/// Evaluates `nodes` with local configuration `q`, velocities `v`, parameters `p`, zero
+/// accelerations, multipliers and increments.
 pub fn eval_nodes(
     g: &Graph,
     nodes: &[Id],
-    q: &[f64],
+    q: &LocalQ,
     v: &[f64],
     p: &[f64],
     time: Time,
@@ -75,16 +84,20 @@ fn eval_cone(
     g: &Graph,
     cone: &[Id],
     nodes: &[Id],
-    q: &[f64],
+    lq: &LocalQ,
     v: &[f64],
     p: &[f64],
     time: Time,
 ) -> Result<Vec<f64>, String> {
     let at = |id: Id| cone.binary_search(&id).expect("operands are in the cone");
-    let rotations: Vec<[[f64; 3]; 3]> = q
-        .chunks(7)
-        .filter(|c| c.len() == 7)
-        .map(|c| fdc_diff::lie::num::shabana([c[3], c[4], c[5], c[6]]))
+    let q = &lq.q[..];
+    let rotations: Vec<Option<[[f64; 3]; 3]>> = lq
+        .theta
+        .iter()
+        .map(|t| {
+            t.and_then(|o| q.get(o..o + 4))
+                .map(|c| fdc_diff::lie::num::shabana([c[0], c[1], c[2], c[3]]))
+        })
         .collect();
     let mut val = vec![0.0; cone.len()];
     for (i, &id) in cone.iter().enumerate() {
@@ -119,7 +132,7 @@ fn eval_cone(
             }
             Op::Sym(s) => {
                 let (k, r) = (s as usize / 9, s as usize % 9);
-                let a = rotations.get(k).ok_or_else(|| {
+                let a = rotations.get(k).copied().flatten().ok_or_else(|| {
                     format!("needs the rotation of body {k}, which is not connected")
                 })?;
                 a[r / 3][r % 3]

@@ -305,6 +305,35 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
         Some(v.with_scalars(&ids))
     }
 
+    /// `continuous(r)`: the angle `r` ∈ (−π, π] counted through any number of
+    /// revolutions. Element state `last` (a hidden slot, r at t = 0) holds the last
+    /// accepted value; the value is `last + atan2(sin(r − last), cos(r − last))` (the
+    /// library's `unwrap`), written back to `last` after every accepted step. So the
+    /// idiom `param turns = initial(r); state turns = unwrap(r, turns);` is one call,
+    /// usable in a model-level `output` too (which is an element of its own).
+    fn continuous(&mut self, a: &Expr, span: Span) -> Option<Val> {
+        if !matches!(self.target, Target::Element(_)) {
+            return self.error(
+                span,
+                "`continuous` keeps state, so it is only known inside an element type or an output",
+            );
+        }
+        let r = self.scalar(a)?;
+        let offset = self.next_param;
+        let Some(Val::S(last)) = self.hide(&Val::S(r), span) else {
+            return None;
+        };
+        let g = self.g();
+        let d = g.sub(r, last);
+        let (s, c) = (g.sin(d), g.cos(d));
+        let w = g.atan2(s, c);
+        let phi = g.add2(last, w);
+        if let Target::Element(bl) = &mut self.target {
+            bl.state(offset, phi);
+        }
+        Some(Val::S(phi))
+    }
+
     fn call(&mut self, f: &str, args: &[Expr], span: Span) -> Option<Val> {
         let builtin = builtins::function(f).map(|b| b.builtin);
         // Forms that do not evaluate their argument first.
@@ -319,6 +348,12 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 };
                 let v = self.expr(a)?;
                 return self.hide(&v, span);
+            }
+            Some(Builtin::Continuous) => {
+                let [a] = args else {
+                    return self.error(span, "`continuous` takes one argument");
+                };
+                return self.continuous(a, span);
             }
             Some(Builtin::AtTime) => {
                 let [a, when] = args else {
@@ -518,7 +553,7 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 }
                 _ => Err("`clamp` takes three scalars (x, lo, hi)".into()),
             },
-            B::Initial | B::AtTime | B::Rate | B::Tir | B::Crg => {
+            B::Initial | B::AtTime | B::Rate | B::Tir | B::Crg | B::Continuous => {
                 Err(format!("`{f}` is a form, not a function"))
             }
         }

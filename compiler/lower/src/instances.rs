@@ -24,7 +24,7 @@ impl<'a> Lowering<'a> {
         // refer to itself, at an unknown (NaN) configuration.
         let body = Body {
             kind,
-            q0: vec![f64::NAN; 7],
+            q0: vec![f64::NAN; kind.sizes().0],
             v0: Vec::new(),
             q_offset: self.nq,
             v_offset: self.nv,
@@ -33,7 +33,7 @@ impl<'a> Lowering<'a> {
             span: inst.name.span,
         };
         let nv = body.nv();
-        self.nq += 7;
+        self.nq += body.nq();
         self.nv += nv;
         self.bodies.push(body);
         self.bodies[index].v0 = vec![f64::NAN; nv];
@@ -64,10 +64,11 @@ impl<'a> Lowering<'a> {
             .role(Role::Init)
             .map(|(f, _)| f.outputs.clone());
         let Some(init) = init else { return };
-        match self.eval(&init, &[], &[], &p, Time::Forbidden) {
+        match self.eval(&init, &LocalQ::default(), &[], &p, Time::Forbidden) {
             Ok(x) => {
-                self.bodies[index].q0 = x[..7].to_vec();
-                self.bodies[index].v0 = x[7..7 + nv].to_vec();
+                let nq = self.bodies[index].nq();
+                self.bodies[index].q0 = x[..nq].to_vec();
+                self.bodies[index].v0 = x[nq..nq + nv].to_vec();
             }
             Err(msg) => self.err(inst.span, msg),
         }
@@ -93,7 +94,7 @@ impl<'a> Lowering<'a> {
         }
         for &b in bodies {
             let body = &self.bodies[b];
-            q_map.extend(body.q_offset..body.q_offset + 7);
+            q_map.extend(body.q_offset..body.q_offset + body.nq());
             v_map.extend(body.v_offset..body.v_offset + body.nv());
         }
         let lambda_map = (self.nl..self.nl + nl).collect();
@@ -360,16 +361,19 @@ impl<'a> Lowering<'a> {
         &self,
         bodies: &[usize],
         own: Option<(&[f64], &[f64])>,
-    ) -> (Vec<f64>, Vec<f64>) {
+    ) -> (LocalQ, Vec<f64>) {
         let (mut q, mut v) = match own {
             Some((q, v)) => (q.to_vec(), v.to_vec()),
             None => (Vec::new(), Vec::new()),
         };
+        let mut theta = Vec::new();
         for &b in bodies {
-            q.extend_from_slice(&self.bodies[b].q0);
-            v.extend_from_slice(&self.bodies[b].v0);
+            let body = &self.bodies[b];
+            theta.push((body.kind != BodyKind::Point).then_some(q.len() + 3));
+            q.extend_from_slice(&body.q0);
+            v.extend_from_slice(&body.v0);
         }
-        (q, v)
+        (LocalQ { q, theta }, v)
     }
 
     /// The owner of a vector-space element's coordinates: an element of its own with

@@ -48,7 +48,7 @@ mod types;
 
 use statements::*;
 
-use eval::{eval_nodes, Cones, Time};
+use eval::{eval_nodes, Cones, LocalQ, Time};
 pub use expr::MAX_CALL_DEPTH;
 use expr::{Globals, Hidden, Lowerer, Target};
 use fdc_diff::{BodyKind, Coordinates, ElementBuilder, ElementFunctions, Role};
@@ -262,10 +262,11 @@ struct Body {
 
 impl Body {
     fn nv(&self) -> usize {
-        match self.kind {
-            BodyKind::Rigid => 6,
-            BodyKind::Euler => 7,
-        }
+        self.kind.sizes().1
+    }
+
+    fn nq(&self) -> usize {
+        self.kind.sizes().0
     }
 }
 
@@ -274,6 +275,7 @@ impl Body {
 fn body_kind(def: &TypeDef) -> Option<BodyKind> {
     def.body.iter().find_map(|s| match &s.kind {
         StmtKind::CoordinatesGroup { group, .. } if group.name == "euler" => Some(BodyKind::Euler),
+        StmtKind::CoordinatesGroup { group, .. } if group.name == "point" => Some(BodyKind::Point),
         StmtKind::CoordinatesGroup { .. } => Some(BodyKind::Rigid),
         _ => None,
     })
@@ -379,7 +381,10 @@ pub fn lower_with_files<'a>(
         }
     }
     for item in &items {
-        if let Item::Output { name, value, span } = item {
+        if let Item::Output {
+            name, value, span, ..
+        } = item
+        {
             l.model_output(&name.name, value, *span);
         }
     }

@@ -19,7 +19,7 @@ impl<'a> Lowering<'a> {
                 return None;
             }
         };
-        match eval_nodes(&g, &ids, &[], &[], &[], Time::Forbidden) {
+        match eval_nodes(&g, &ids, &LocalQ::default(), &[], &[], Time::Forbidden) {
             Ok(x) => Some(x),
             Err(msg) => {
                 self.err(e.span, msg);
@@ -54,7 +54,7 @@ impl<'a> Lowering<'a> {
     pub(super) fn params_of(
         &mut self,
         key: &TypeKey,
-        q: &[f64],
+        q: &LocalQ,
         v: &[f64],
         fields: &[(String, Vec<f64>, Span, Option<usize>)],
         name: &str,
@@ -62,7 +62,7 @@ impl<'a> Lowering<'a> {
         finite: bool,
         bodies: &[usize],
     ) -> Option<Vec<f64>> {
-        let (q, v) = (q.to_vec(), v.to_vec());
+        let (q, v) = (q.clone(), v.to_vec());
         let lt = &self.cache[key];
         let mut p = vec![f64::NAN; lt.n_params];
         enum Fill<'s> {
@@ -169,7 +169,7 @@ impl<'a> Lowering<'a> {
     pub(super) fn hidden_value(
         &self,
         h: &Hidden,
-        q: &[f64],
+        q: &LocalQ,
         v: &[f64],
         p: &[f64],
         bodies: &[usize],
@@ -201,7 +201,7 @@ impl<'a> Lowering<'a> {
     pub(super) fn eval(
         &self,
         nodes: &[Id],
-        q: &[f64],
+        q: &LocalQ,
         v: &[f64],
         p: &[f64],
         time: Time,

@@ -314,7 +314,8 @@ fn apply_generalized(lw: &mut Lowerer, value: &Expr, along: &Expr, ctx: &mut Stm
     }
 }
 
-/// `coordinates rigid(...)` / `euler(...)`: the body's initial configuration.
+/// `coordinates rigid(...)` / `euler(...)` / `point(...)`: the body's initial
+/// configuration (a point mass has no orientation: identity and no spin).
 fn coordinates_group(
     lw: &mut Lowerer,
     stmt: &Stmt,
@@ -323,8 +324,17 @@ fn coordinates_group(
     ctx: &mut StmtCtx,
 ) {
     ctx.equations = true;
+    if group.name == "point" && args.len() == 2 {
+        let (pos, vel) = (lw.vec3(&args[0]), lw.vec3(&args[1]));
+        if let (Some(p), Some(v), Target::Element(bl)) = (pos, vel, &mut lw.target) {
+            let g = bl.graph();
+            let (one, z) = (g.constant(1.0), g.v3_const([0.0; 3]));
+            bl.rigid_body_initial(p, [one, z[0], z[1], z[2]], v, z);
+        }
+        return;
+    }
     if !matches!(group.name.as_str(), "rigid" | "euler") || args.len() != 4 {
-        lw.error::<()>(stmt.span, "the coordinate groups are `rigid(...)` and `euler(...)` of (position, orientation, velocity, angular_velocity)");
+        lw.error::<()>(stmt.span, "the coordinate groups are `rigid(...)` and `euler(...)` of (position, orientation, velocity, angular_velocity) and `point(position, velocity)`");
         return;
     }
     let pos = lw.vec3(&args[0]);

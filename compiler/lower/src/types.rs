@@ -64,13 +64,14 @@ impl<'a> Lowering<'a> {
         let (kind, kinds) = match self_kind {
             Some(BodyKind::Rigid) => (Coordinates::RigidBody, vec![BodyKind::Rigid]),
             Some(BodyKind::Euler) => (Coordinates::EulerBody, vec![BodyKind::Euler]),
+            Some(BodyKind::Point) => (Coordinates::PointBody, vec![BodyKind::Point]),
             None => (
                 Coordinates::Connector,
                 conns.iter().flatten().copied().collect(),
             ),
         };
-        // Ground connections and Euler-parameter bodies get a type of their own:
-        // `[gb]`, `[eb]`, ...
+        // Ground connections, Euler-parameter bodies and point masses get a type of their
+        // own: `[gb]`, `[eb]`, `[pb]`, ...
         let suffix: String = if conns.iter().any(|c| *c != Some(BodyKind::Rigid)) {
             let s: Vec<&str> = conns
                 .iter()
@@ -78,6 +79,7 @@ impl<'a> Lowering<'a> {
                     None => "g",
                     Some(BodyKind::Rigid) => "b",
                     Some(BodyKind::Euler) => "e",
+                    Some(BodyKind::Point) => "p",
                 })
                 .collect();
             format!("[{}]", s.join(""))

@@ -217,6 +217,8 @@ mod totals;
 pub use assemble::Correction;
 use eval::{call, role_label, update_bodies, Coefficients};
 pub use output::{MemorySink, ResultSink, RunStats, StepReport, TimingStats, MAX_TIMED_STEPS};
+/// The redundancy test, for counting degrees of freedom before a run (`fdc check`).
+pub use redundant::redundant_rows;
 use setup::sparse_entries;
 pub use state::State;
 

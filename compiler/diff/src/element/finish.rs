@@ -1,6 +1,8 @@
 //! `ElementBuilder::finish`: the checks of a definition and the roles built from it.
 
-use super::{mul_s, or_zero, rotation_sym, sum_opt, Coordinates, ElementBuilder, RoleOutputs};
+use super::{
+    mul_s, or_zero, rotation_sym, sum_opt, BodyKind, Coordinates, ElementBuilder, RoleOutputs,
+};
 use crate::ad::{self, Family, Grad, Seg};
 use crate::lie;
 use crate::roles::{Block, DiffError, ElementFunctions, Role};
@@ -84,6 +86,7 @@ impl ElementBuilder<'_> {
             .iter()
             .map(|&p| self.differ.grad(self.g, Family::Delta, p))
             .collect();
+        self.check_point_rows(&b_rows)?;
         let [r_dyn, r_ng] = self.dynamic_rows(&b_rows);
         let m_rows = self.mass_rows(&r_dyn)?;
 
@@ -111,6 +114,7 @@ impl ElementBuilder<'_> {
             Coordinates::RigidBody => roles.extend(self.owner_roles()?),
             Coordinates::VectorSpace => roles.extend(self.vector_owner_roles()?),
             Coordinates::EulerBody => roles.extend(self.euler_owner_roles()?),
+            Coordinates::PointBody => roles.extend(self.point_owner_roles()?),
             Coordinates::Connector => {}
         }
 
@@ -150,6 +154,34 @@ impl ElementBuilder<'_> {
             roots.extend(v0);
         }
         roots
+    }
+
+    /// A point mass has no rotation (A = I, ω = 0 are constants), so a row that would
+    /// fix one of its rotations depends on no coordinate at all: an error naming the
+    /// row, rather than a zero row the runtime would drop as redundant.
+    fn check_point_rows(&self, b_rows: &[Grad]) -> Result<(), DiffError> {
+        if !self.body_kinds.contains(&BodyKind::Point) {
+            return Ok(());
+        }
+        let empty: Vec<&str> = b_rows
+            .iter()
+            .zip(&self.constraints)
+            .filter(|(g, _)| g.is_empty())
+            .map(|(_, c)| c.0.trim_end_matches(".lambda"))
+            .collect();
+        if empty.is_empty() {
+            return Ok(());
+        }
+        Err(self.error(format!(
+            "constraint rows {} depend on no coordinate: they would fix a rotation of a \
+             point mass, which has none (connect a point mass only through its point: \
+             spherical, rod, springs)",
+            empty
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )))
     }
 
     /// Euler parameters are a unit quaternion only through this constraint.
@@ -341,11 +373,20 @@ impl ElementBuilder<'_> {
         roles
     }
 
-    /// `Out`: a body's own channels (R, θ, Ṙ, ω, ω̄ by component) then the declared
-    /// outputs; with the channel names.
+    /// `Out`: a body's own channels (R, θ, Ṙ, ω, ω̄ by component; a point mass's R
+    /// and Ṙ) then the declared outputs; with the channel names.
     fn out_role(&mut self) -> (Vec<String>, RoleOutputs) {
         let mut out_names = Vec::new();
         let mut out_ids = Vec::new();
+        if self.kind == Coordinates::PointBody {
+            let b = self.body(0);
+            for (name, ids) in [("R", b.r), ("Rdot", b.rdot)] {
+                for (c, id) in ["x", "y", "z"].iter().zip(ids) {
+                    out_names.push(format!("{name}.{c}"));
+                    out_ids.push(id);
+                }
+            }
+        }
         if matches!(self.kind, Coordinates::RigidBody | Coordinates::EulerBody) {
             let b = self.body(0);
             let th = THETA.map(|i| self.g.input(Slot::Q, i));

@@ -34,6 +34,9 @@ pub enum Coordinates {
     /// A rigid body with Euler parameters (theory 3.3): connected body 0 of itself, of
     /// [`BodyKind::Euler`]; owns q = [R; θ] and v = q̇ (7 each), update q + Δ.
     EulerBody,
+    /// A point mass: connected body 0 of itself, of [`BodyKind::Point`]; owns q = R and
+    /// v = Ṙ (3 each), update q + Δ. It has no rotation.
+    PointBody,
 }
 
 /// How a connected body stores its configuration.
@@ -43,6 +46,19 @@ pub enum BodyKind {
     Rigid,
     /// Euler parameters: q = [R; θ] (7), v = q̇ (7), q ↦ q + δ, ω̄ = 2Ḡθ̇ (theory 3.3).
     Euler,
+    /// A point mass: q = R (3), v = Ṙ (3), q ↦ q + δ; A = I and ω̄ = 0 always.
+    Point,
+}
+
+impl BodyKind {
+    /// Stored coordinates and velocity dofs.
+    pub fn sizes(self) -> (usize, usize) {
+        match self {
+            BodyKind::Rigid => (7, 6),
+            BodyKind::Euler => (7, 7),
+            BodyKind::Point => (3, 3),
+        }
+    }
 }
 
 /// How the dynamic rows of `iter` and `iter_noqv` are formed. Both forms are exact
@@ -95,6 +111,8 @@ pub struct ElementBuilder<'g> {
     layout: Layout,
     /// The block of each connected body in `layout`.
     body_segs: Vec<Seg>,
+    /// The kind of each connected body.
+    body_kinds: Vec<BodyKind>,
     constraints: Vec<(String, Id)>,
     /// Generalized-force terms per velocity dof, with their gyroscopic flag.
     loads: Vec<Vec<(Id, bool)>>,
@@ -150,6 +168,25 @@ fn sum_opt(g: &mut Graph, terms: &[Id]) -> Option<Id> {
     g.sum(terms)
 }
 
+/// A point mass's kinematics: R, Ṙ, R̈ straight from its coordinates, A = I and no
+/// rotation (constants, so every rotational term of a connector vanishes).
+fn point_kin(g: &mut Graph, k: usize, q: usize, v: usize) -> BodyKin {
+    let z = g.v3_const([0.0; 3]);
+    BodyKin {
+        index: Some(k),
+        r: [0, 1, 2].map(|i| g.input(Slot::Q, q + i)),
+        a: [
+            g.v3_const([1.0, 0.0, 0.0]),
+            g.v3_const([0.0, 1.0, 0.0]),
+            g.v3_const([0.0, 0.0, 1.0]),
+        ],
+        rdot: [0, 1, 2].map(|i| g.input(Slot::V, v + i)),
+        omega_bar: z,
+        acc: [0, 1, 2].map(|i| g.input(Slot::Vdot, v + i)),
+        alpha_bar: z,
+    }
+}
+
 fn or_zero(g: &mut Graph, x: Option<Id>) -> Id {
     x.unwrap_or_else(|| g.constant(0.0))
 }
@@ -168,8 +205,13 @@ impl<'g> ElementBuilder<'g> {
             Coordinates::VectorSpace => {
                 Self::with_bodies(graph, name, kind, n_bodies, &[], n_params)
             }
-            Coordinates::EulerBody => {
-                let mut b = Self::with_bodies(graph, name, kind, 0, &[BodyKind::Euler], n_params);
+            Coordinates::EulerBody | Coordinates::PointBody => {
+                let own = if kind == Coordinates::EulerBody {
+                    BodyKind::Euler
+                } else {
+                    BodyKind::Point
+                };
+                let mut b = Self::with_bodies(graph, name, kind, 0, &[own], n_params);
                 if n_bodies != 1 {
                     b.errors.push(format!(
                         "a body is connected body 0 of itself, so it has 1 body, not {n_bodies}"
@@ -210,6 +252,9 @@ impl<'g> ElementBuilder<'g> {
             Coordinates::EulerBody if bodies != [BodyKind::Euler] || own > 0 => {
                 errors.push("an Euler-parameter body is connected body 0 of itself".into());
             }
+            Coordinates::PointBody if bodies != [BodyKind::Point] || own > 0 => {
+                errors.push("a point mass is connected body 0 of itself".into());
+            }
             Coordinates::VectorSpace if !bodies.is_empty() => {
                 errors.push(
                     "a vector-space owner connects no bodies (use a connector with own \
@@ -238,10 +283,14 @@ impl<'g> ElementBuilder<'g> {
                     v,
                     body: k as u32,
                 },
-                BodyKind::Euler => Seg::Vector { q, v, n: 7 },
+                BodyKind::Euler | BodyKind::Point => Seg::Vector {
+                    q,
+                    v,
+                    n: b.sizes().0 as u32,
+                },
             };
-            q += 7;
-            v += if *b == BodyKind::Rigid { 6 } else { 7 };
+            q += b.sizes().0 as u32;
+            v += b.sizes().1 as u32;
             layout.segs.push(seg);
             body_segs.push(seg);
         }
@@ -255,6 +304,7 @@ impl<'g> ElementBuilder<'g> {
             differ: Differ::with_layout(layout.clone()),
             layout,
             body_segs,
+            body_kinds: bodies.to_vec(),
             constraints: Vec::new(),
             loads: vec![Vec::new(); nv],
             gyroscopic: false,
@@ -291,6 +341,9 @@ impl<'g> ElementBuilder<'g> {
         let g = &mut *self.g;
         let (qo, vo) = match self.body_segs[k] {
             Seg::Rigid { q, v, .. } => (q as usize, v as usize),
+            Seg::Vector { q, v, .. } if self.body_kinds[k] == BodyKind::Point => {
+                return point_kin(g, k, q as usize, v as usize);
+            }
             Seg::Vector { q, v, .. } => {
                 // Euler parameters: A(θ) and ω̄ = 2Ḡθ̇ straight from the coordinates,
                 // so the derivatives are those of a vector space.
@@ -325,6 +378,11 @@ impl<'g> ElementBuilder<'g> {
             acc: v3(g, Slot::Vdot, 0),
             alpha_bar: v3(g, Slot::Vdot, 3),
         }
+    }
+
+    /// The kind of connected body `k` (`None` for an index out of range).
+    pub fn body_kind(&self, k: usize) -> Option<BodyKind> {
+        self.body_kinds.get(k).copied()
     }
 
     /// Ground: R = 0, A = I, no motion. Not a connected body; loads on it are dropped.
@@ -702,7 +760,10 @@ impl<'g> ElementBuilder<'g> {
         velocity: V3,
         angular_velocity: V3,
     ) {
-        if !matches!(self.kind, Coordinates::RigidBody | Coordinates::EulerBody) {
+        if !matches!(
+            self.kind,
+            Coordinates::RigidBody | Coordinates::EulerBody | Coordinates::PointBody
+        ) {
             self.errors
                 .push("only a rigid body has a rigid-body initial state".to_string());
             return;

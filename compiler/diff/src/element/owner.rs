@@ -70,6 +70,29 @@ impl ElementBuilder<'_> {
         ])
     }
 
+    /// `Init` ([R₀; V₀]), `Update` (q + Δ) and `Scale` (|R|) of a point mass; its
+    /// initial orientation and angular velocity are not coordinates and are dropped.
+    pub(super) fn point_owner_roles(&mut self) -> Result<Vec<RoleOutputs>, DiffError> {
+        let Some(init) = self.initial.take() else {
+            return Err(self.error("a point mass needs its initial state"));
+        };
+        let g = &mut *self.g;
+        let mut out: Vec<Id> = init.position.to_vec();
+        out.extend(init.velocity);
+        let q: Vec<Id> = (0..3).map(|i| g.input(Slot::Q, i)).collect();
+        let update = additive_update(g, &q);
+        let n = g.norm([q[0], q[1], q[2]]);
+        Ok(vec![
+            (
+                Role::Init,
+                out,
+                vec![Block::Dense { len: 3 }, Block::Dense { len: 3 }],
+            ),
+            (Role::Update, update, vec![Block::Dense { len: 3 }]),
+            (Role::Scale, vec![n, n, n], vec![Block::Dense { len: 3 }]),
+        ])
+    }
+
     /// `Init`, `Update` and `Scale` of a rigid body.
     pub(super) fn owner_roles(&mut self) -> Result<Vec<RoleOutputs>, DiffError> {
         let Some(init) = self.initial.take() else {

@@ -226,7 +226,7 @@ impl<'m> Checker<'m> {
         for a in args {
             self.expr(a, env);
         }
-        if !matches!(group.name.as_str(), "rigid" | "euler") {
+        if !matches!(group.name.as_str(), "rigid" | "euler" | "point") {
             // Counts as the declaration: no second "declares no coordinates".
             d.coord_span.get_or_insert(s.span);
             self.diags.push(
@@ -235,8 +235,8 @@ impl<'m> Checker<'m> {
                     format!("unknown coordinate group `{}`", group.name),
                 )
                 .at(group.span, "not a group")
-                .suggest(&group.name, ["rigid", "euler"])
-                .note("the groups the compiler knows are `rigid` (R³×SO(3)) and `euler` (Euler parameters)"),
+                .suggest(&group.name, ["rigid", "euler", "point"])
+                .note("the groups the compiler knows are `rigid` (R³×SO(3)), `euler` (Euler parameters) and `point` (R³, a point mass)"),
             );
         } else if def.kind != Kind::Body {
             self.diags.push(

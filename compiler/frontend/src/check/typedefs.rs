@@ -188,26 +188,38 @@ impl<'m> Checker<'m> {
     }
 
     pub(super) fn check_rigid_args(&mut self, group: &Ident, args: &[Expr], span: Span) {
-        const WANT: [(Ty, &str); 4] = [
+        const RIGID: [(Ty, &str); 4] = [
             (Ty::Vec3, "position"),
             (Ty::Quat, "orientation"),
             (Ty::Vec3, "velocity"),
             (Ty::Vec3, "angular velocity"),
         ];
-        if args.len() != 4 {
+        // A point mass has no rotation: only its position and velocity.
+        const POINT: [(Ty, &str); 2] = [(Ty::Vec3, "position"), (Ty::Vec3, "velocity")];
+        let (want, expected): (&[(Ty, &str)], &str) = if group.name == "point" {
+            (&POINT, "expected (position, velocity)")
+        } else {
+            (
+                &RIGID,
+                "expected (position, orientation, velocity, angular_velocity)",
+            )
+        };
+        if args.len() != want.len() {
             self.diags.push(
                 Diagnostic::error(
                     "E0303",
-                    format!("`{}` takes 4 arguments, found {}", group.name, args.len()),
+                    format!(
+                        "`{}` takes {} arguments, found {}",
+                        group.name,
+                        want.len(),
+                        args.len()
+                    ),
                 )
-                .at(
-                    span,
-                    "expected (position, orientation, velocity, angular_velocity)",
-                ),
+                .at(span, expected),
             );
             return;
         }
-        for (a, (t, what)) in args.iter().zip(WANT) {
+        for (a, &(t, what)) in args.iter().zip(want) {
             let found = self.types_of.get(&a.span).copied().unwrap_or(Ty::Error);
             self.expect(a.span, found, t, &format!("the initial {what}"));
         }
