@@ -283,8 +283,10 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
         .chain((lowered.warnings.iter()).map(|w| w.to_diagnostic().render(&analysis.files)))
         .collect();
 
+    // Differentiation and the IR passes recurse over expressions as deep as inlining
+    // made them: on the compile stack, as the front end and the lowering.
     let (compiled, which, simplify, simplifier_skipped) =
-        compile_roles(&lowered, opts, &mut warnings)?;
+        fdc_frontend::stack::with_compile_stack(|| compile_roles(&lowered, opts, &mut warnings))?;
     let functions: Vec<_> = which.iter().map(|&k| compiled.functions[k]).collect();
     if let Some(w) = &compiled.cache_warning {
         warnings.push(format!("warning: object cache: {w}\n"));

@@ -27,6 +27,7 @@ pub mod order;
 mod parse;
 pub mod print;
 pub mod source;
+pub mod stack;
 #[allow(clippy::all, unused_parens, unused_imports)]
 mod grammar {
     include!(concat!(env!("OUT_DIR"), "/grammar.rs"));
@@ -239,6 +240,16 @@ pub fn analyze_source_with(name: &str, text: &str, overrides: &[(String, f64)]) 
 }
 
 fn analyze(name: &str, text: &str, path: Option<PathBuf>, overrides: &[(String, f64)]) -> Analysis {
+    // The passes recurse once per nesting level: give them the stack that bounds.
+    stack::with_compile_stack(|| analyze_here(name, text, path, overrides))
+}
+
+fn analyze_here(
+    name: &str,
+    text: &str,
+    path: Option<PathBuf>,
+    overrides: &[(String, f64)],
+) -> Analysis {
     // Text from a file is normalized already; text from an editor may still hold lone
     // CRs, which the lexer and the line index must see as line ends.
     let normalized;
