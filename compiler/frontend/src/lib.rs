@@ -21,6 +21,7 @@ pub mod ast;
 pub mod builtins;
 mod check;
 pub mod diag;
+mod excerpt;
 pub mod expand;
 pub mod lexer;
 pub mod order;
@@ -149,7 +150,13 @@ impl SourceFiles {
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, file: FileId, offset: usize) -> (usize, usize) {
         let line = self.inner.line_index(file, offset).unwrap_or(0);
-        let col = self.inner.column_number(file, line, offset).unwrap_or(1);
+        let start = self.inner.line_range(file, line).map_or(0, |r| r.start);
+        // Not codespan's column_number: it tests every byte of the line up to the
+        // offset one by one, which many diagnostics on one 8 MB line make quadratic.
+        let col = self
+            .text(file)
+            .get(start..offset)
+            .map_or(1, |s| s.chars().count() + 1);
         (line + 1, col)
     }
     /// The source text under a span.
@@ -332,6 +339,7 @@ fn analyze_here(
     }));
     // Report in source order: file by file, top to bottom (stable for equal places).
     diagnostics.sort_by_key(|d| d.primary.as_ref().map(|l| (l.span.file, l.span.start)));
+    diag::cap(&mut diagnostics);
     Analysis {
         files,
         modules,
