@@ -13,11 +13,10 @@ pub fn parse_module(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     for e in &lexed.errors {
         diags.push(match *e {
-            LexError::BadChar { start, end } => Diagnostic::error(
-                "E0001",
-                format!("unexpected character `{}`", quoted_run(&text[start..end])),
-            )
-            .at(Span::new(file, start, end), "no token starts with this"),
+            LexError::BadChar { start, end } => {
+                Diagnostic::error("E0001", bad_run_message(&text[start..end]))
+                    .at(Span::new(file, start, end), "no token starts with this")
+            }
             LexError::Unterminated { start, end } => {
                 Diagnostic::error("E0002", "unterminated string")
                     .at(
@@ -259,12 +258,16 @@ fn attach_docs(items: &mut [Item], docs: &[(usize, usize, String)], text: &str) 
     }
 }
 
-/// A run of bad characters as a message quotes it: whole when short, else its start
+/// The message of a run of bad characters: quoted whole when short, else its start
 /// and its length (the label shows where it is).
-fn quoted_run(run: &str) -> String {
+fn bad_run_message(run: &str) -> String {
     const SHOWN: usize = 16;
     match run.char_indices().nth(SHOWN) {
-        None => run.to_string(),
-        Some((cut, _)) => format!("{}…` ({} bytes", &run[..cut], run.len()),
+        None => format!("unexpected character `{run}`"),
+        Some((cut, _)) => format!(
+            "unexpected characters `{}…` ({} bytes)",
+            &run[..cut],
+            run.len()
+        ),
     }
 }
