@@ -93,7 +93,7 @@ mod tests {
             if n == 0 {
                 0
             } else {
-                1 + depth(n - 1) + usize::from(pad[n % 1024] == 255)
+                1 + depth(n - 1) + usize::from(pad[n % 1024] != n as u8)
             }
         }
         let levels = 8 << 10; // 8 MiB of frames at least: four times the thread
