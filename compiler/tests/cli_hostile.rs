@@ -356,3 +356,59 @@ fn nested_loops_of_errors_are_bounded_and_said_once() {
         stderr.matches("error[").count()
     );
 }
+
+/// Diagnostics of `path` in both formats: (JSON objects, human stderr bytes).
+fn both_formats(path: &Path) -> (Vec<Value>, usize) {
+    let json = check(path, true);
+    assert_eq!(json.status.code(), Some(1), "{json:?}");
+    let human = check(path, false);
+    assert_eq!(human.status.code(), Some(1));
+    (json_lines(&json), human.stderr.len())
+}
+
+/// Inputs near the 8 MiB source limit give a bounded answer: one diagnostic for one
+/// mistake however long it is (a line of bad characters, spaces between included;
+/// an 8-million-character string), with a window of the line, not the line; and
+/// many mistakes stop at 100 plus one E0005 that counts the rest.
+#[test]
+fn inputs_of_megabytes_give_bounded_diagnostics() {
+    let dir = temp("big");
+    let n = 8_000_000;
+    let one_mistake = [
+        ("bad.fd", "$".repeat(n)),
+        ("bad-spaced.fd", "$ ".repeat(n / 2)),
+        (
+            "string.fd",
+            format!("param s = \"{}\";\n", "x".repeat(n - 14)),
+        ),
+    ];
+    for (name, text) in one_mistake {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let (diags, human) = both_formats(&path);
+        assert_eq!(diags.len(), 1, "{name}: {:?}", &diags[..diags.len().min(3)]);
+        // A message, a 400-byte window of the line and its carets: not megabytes.
+        assert!(human < 2_000, "{name}: {human} bytes of human output");
+        assert!(diags[0].to_string().len() < 1_000, "{name}: {}", diags[0]);
+    }
+    // The examples over and over: every definition a duplicate, thousands of errors.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let model = std::fs::read_to_string(root.join("examples/pendulum.fd")).unwrap();
+    let path = dir.join("dup.fd");
+    std::fs::write(&path, model.repeat(1_000_000 / model.len())).unwrap();
+    let (diags, human) = both_formats(&path);
+    assert_eq!(diags.len(), 101);
+    let last = &diags[100];
+    assert_eq!(last["code"], "E0005", "{last}");
+    let hidden: usize = last["message"]
+        .as_str()
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(hidden > 1_000, "{last}");
+    assert!(human < 100_000, "{human} bytes of human output");
+    let _ = std::fs::remove_dir_all(&dir);
+}

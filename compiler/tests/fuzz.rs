@@ -225,3 +225,72 @@ fn mutated_models_never_crash_hang_or_lose_their_place() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs `f` on a thread with Rust's default 2 MiB stack (what test threads, the
+/// viewer's worker and embedders' threads get): the compile must not depend on it.
+fn on_small_stack<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+/// The campaign's input that overflowed a 2 MiB test thread (a ~1000-operator
+/// statement) gives, from such a thread, the diagnostics `fdc check` gives it.
+#[test]
+fn the_deepest_statement_is_checked_from_a_2mib_thread() {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-found/deep-operators-2mib.fd");
+    let codes = on_small_stack(move || {
+        check_one(&path).unwrap();
+        let (a, _) = fdc_driver::pipeline::check(&path);
+        a.diagnostics.iter().map(|d| d.code).collect::<Vec<_>>()
+    });
+    // The binary (8 MiB main thread) reports these (docs/reliability.md).
+    assert!(
+        codes.contains(&"E0101") && codes.contains(&"E0201"),
+        "{codes:?}"
+    );
+}
+
+/// The deepest recursion a model can ask for: `MAX_CALL_DEPTH` user functions, each
+/// body nested just under the lexer's bound and calling the next, inlined into one
+/// output (about 63,000 levels). From a 2 MiB thread it checks and lowers cleanly.
+#[test]
+fn the_deepest_inlined_expression_checks_from_a_2mib_thread() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let base = std::fs::read_to_string(root.join("examples/pendulum.fd")).unwrap();
+    let (n, d) = (
+        fdc_frontend::stack::MAX_CALL_DEPTH,
+        fdc_frontend::lexer::MAX_NESTING - 10,
+    );
+    let mut text = base;
+    for i in 0..n - 1 {
+        let (open, close) = ("sin(".repeat(d), ")".repeat(d));
+        text += &format!("fn f{i}(x: scalar) = {open}f{}(x){close};\n", i + 1);
+    }
+    text += &format!("fn f{}(x: scalar) = x;\n", n - 1);
+    text += "output deep = f0(rod.point([L/2, 0, 0]).x);\n";
+    let dir = std::env::temp_dir().join(format!("fdc-deep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("deep.fd");
+    std::fs::write(&path, text).unwrap();
+    let p = path.clone();
+    let (errors, dofs) = on_small_stack(move || {
+        let (a, lowering, dofs) =
+            fdc_driver::pipeline::check_dofs(fdc_driver::pipeline::ModelSource::File(&p));
+        let errors: Vec<String> = a
+            .diagnostics
+            .iter()
+            .chain(&lowering)
+            .map(|d| format!("{}: {}", d.code, d.message))
+            .collect();
+        (errors, dofs)
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(errors.is_empty(), "{errors:?}");
+    // The pendulum's own count: the deep output changed nothing else.
+    assert!(dofs.unwrap().starts_with("1 degree of freedom"));
+}

@@ -20,9 +20,10 @@ use std::time::Instant;
 /// [`BuildOptions::jobs`] is 0 (default: the available cores).
 pub const JOBS_ENV: &str = "FDC_JOBS";
 
-/// Threads for code generation: stack room for the simplifier's and LLVM's recursion
-/// on large roles, as the main thread has.
-const STACK: usize = 16 << 20;
+/// Threads for code generation: the stack planned for the deepest expression the
+/// front end lets through (`fdc_frontend::stack`), since the simplifier and LLVM
+/// recurse over it as the front end does.
+const STACK: usize = fdc_frontend::stack::COMPILE_STACK_BYTES;
 
 /// How the cache served the element types of one build.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

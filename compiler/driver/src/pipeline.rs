@@ -298,7 +298,12 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
         .chain((lowered.warnings.iter()).map(|w| w.to_diagnostic().render(&analysis.files)))
         .collect();
 
-    let compiled = crate::compile::compile_roles(&lowered, opts, &mut warnings)?;
+    // Differentiation and the IR passes recurse over expressions as deep as inlining
+    // made them: on the compile stack, as the front end and the lowering (the per-type
+    // worker threads of `compile_roles` get a stack of the same size).
+    let compiled = fdc_frontend::stack::with_compile_stack(|| {
+        crate::compile::compile_roles(&lowered, opts, &mut warnings)
+    })?;
     let counts = compiled.counts;
     Ok(Built {
         model: runtime_model(&lowered, &compiled.functions, &compiled.owner),

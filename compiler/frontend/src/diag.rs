@@ -2,6 +2,7 @@
 //! of stable codes, rendering through codespan-reporting, and "did you mean".
 
 use crate::ast::Span;
+use crate::excerpt::Excerpt;
 use crate::SourceFiles;
 use codespan_reporting::diagnostic as cs;
 use codespan_reporting::term;
@@ -75,7 +76,9 @@ impl Diagnostic {
         }
     }
 
-    fn to_codespan(&self) -> cs::Diagnostic<usize> {
+    /// As codespan renders it against `view`, whose long lines show only a window:
+    /// the labels are clipped into those windows.
+    fn to_codespan(&self, view: &mut Excerpt) -> cs::Diagnostic<usize> {
         let mut d = match self.severity {
             Severity::Error => cs::Diagnostic::error(),
             Severity::Warning => cs::Diagnostic::warning(),
@@ -85,10 +88,12 @@ impl Diagnostic {
         .with_notes(self.notes.clone());
         let mut labels = Vec::new();
         if let Some(p) = &self.primary {
-            labels.push(cs::Label::primary(p.span.file, p.span.range()).with_message(&p.message));
+            let range = view.clip(p.span.file, p.span.range());
+            labels.push(cs::Label::primary(p.span.file, range).with_message(&p.message));
         }
         for s in &self.secondary {
-            labels.push(cs::Label::secondary(s.span.file, s.span.range()).with_message(&s.message));
+            let range = view.clip(s.span.file, s.span.range());
+            labels.push(cs::Label::secondary(s.span.file, range).with_message(&s.message));
         }
         d = d.with_labels(labels);
         d
@@ -98,7 +103,9 @@ impl Diagnostic {
     pub fn render(&self, files: &SourceFiles) -> String {
         let mut out = term::termcolor::NoColor::new(Vec::new());
         let config = term::Config::default();
-        if term::emit(&mut out, &config, &files.inner, &self.to_codespan()).is_err() {
+        let mut view = Excerpt::new(files);
+        let d = self.to_codespan(&mut view);
+        if term::emit(&mut out, &config, &view, &d).is_err() {
             // A span outside its file would be a front-end bug; still say something.
             return format!(
                 "{}[{}]: {}\n",
@@ -117,8 +124,9 @@ impl Diagnostic {
         files: &SourceFiles,
     ) -> std::io::Result<()> {
         let config = term::Config::default();
-        term::emit(writer, &config, &files.inner, &self.to_codespan())
-            .map_err(|e| std::io::Error::other(e.to_string()))
+        let mut view = Excerpt::new(files);
+        let d = self.to_codespan(&mut view);
+        term::emit(writer, &config, &view, &d).map_err(|e| std::io::Error::other(e.to_string()))
     }
 
     pub fn severity_word(&self) -> &'static str {
@@ -127,6 +135,36 @@ impl Diagnostic {
             Severity::Warning => "warning",
         }
     }
+}
+
+/// Most diagnostics one analysis reports; the rest are counted in one more (E0005).
+/// Past a hundred mistakes the next ones are rarely news, and every one costs output
+/// (a snippet of its line) and, in an editor, a squiggle.
+pub const MAX_DIAGNOSTICS: usize = 100;
+
+/// Keeps the first [`MAX_DIAGNOSTICS`] of `diags` (in the order given: source order)
+/// and replaces the rest by one diagnostic at the first of them that says how many
+/// were left out: an error when any of them is one.
+pub fn cap(diags: &mut Vec<Diagnostic>) {
+    if diags.len() <= MAX_DIAGNOSTICS {
+        return;
+    }
+    let rest = diags.split_off(MAX_DIAGNOSTICS);
+    let errors = rest.iter().any(|d| d.severity == Severity::Error);
+    let word = if errors { "errors" } else { "warnings" };
+    let message = format!("{} more {word} not shown", rest.len());
+    let mut d = if errors {
+        Diagnostic::error("E0005", message)
+    } else {
+        Diagnostic::warning("E0005", message)
+    };
+    d = d.note(format!(
+        "at most {MAX_DIAGNOSTICS} are reported; fix the ones above and check again"
+    ));
+    if let Some(first) = rest.iter().find_map(|d| d.primary.as_ref()) {
+        d = d.at(first.span, "the first of them");
+    }
+    diags.push(d);
 }
 
 /// The closest candidate by edit distance, if it is close enough to be a likely typo.
@@ -154,6 +192,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0002", "unterminated string"),
     ("E0003", "statement too deeply nested"),
     ("E0004", "file is not valid UTF-8"),
+    ("E0005", "too many diagnostics"),
     ("E0101", "unexpected token"),
     ("E0102", "unexpected end of file"),
     ("E0201", "unknown name"),

@@ -266,9 +266,12 @@ pub fn lex(text: &str) -> Lexed {
             }),
             Ok(t) => push_token(&mut out.tokens, span.start, t, span.end),
             Err(()) => {
-                // Merge a run of bad characters into one error.
+                // Merge a run of bad characters into one error, also across the
+                // spaces between them (a line of `$ $ $` is one mistake, not a
+                // million diagnostics).
                 if let Some(LexError::BadChar { end, .. }) = out.errors.last_mut() {
-                    if *end == span.start {
+                    let gap = text.get(*end..span.start).unwrap_or("x");
+                    if gap.bytes().all(|b| b == b' ' || b == b'\t') {
                         *end = span.end;
                         continue;
                     }

@@ -21,12 +21,14 @@ pub mod ast;
 pub mod builtins;
 mod check;
 pub mod diag;
+mod excerpt;
 pub mod expand;
 pub mod lexer;
 pub mod order;
 mod parse;
 pub mod print;
 pub mod source;
+pub mod stack;
 #[allow(clippy::all, unused_parens, unused_imports)]
 mod grammar {
     include!(concat!(env!("OUT_DIR"), "/grammar.rs"));
@@ -149,7 +151,13 @@ impl SourceFiles {
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, file: FileId, offset: usize) -> (usize, usize) {
         let line = self.inner.line_index(file, offset).unwrap_or(0);
-        let col = self.inner.column_number(file, line, offset).unwrap_or(1);
+        let start = self.inner.line_range(file, line).map_or(0, |r| r.start);
+        // Not codespan's column_number: it tests every byte of the line up to the
+        // offset one by one, which many diagnostics on one 8 MB line make quadratic.
+        let col = self
+            .text(file)
+            .get(start..offset)
+            .map_or(1, |s| s.chars().count() + 1);
         (line + 1, col)
     }
     /// The source text under a span.
@@ -240,6 +248,16 @@ pub fn analyze_source_with(name: &str, text: &str, overrides: &[(String, f64)]) 
 }
 
 fn analyze(name: &str, text: &str, path: Option<PathBuf>, overrides: &[(String, f64)]) -> Analysis {
+    // The passes recurse once per nesting level: give them the stack that bounds.
+    stack::with_compile_stack(|| analyze_here(name, text, path, overrides))
+}
+
+fn analyze_here(
+    name: &str,
+    text: &str,
+    path: Option<PathBuf>,
+    overrides: &[(String, f64)],
+) -> Analysis {
     // Text from a file is normalized already; text from an editor may still hold lone
     // CRs, which the lexer and the line index must see as line ends.
     let normalized;
@@ -322,6 +340,7 @@ fn analyze(name: &str, text: &str, path: Option<PathBuf>, overrides: &[(String, 
     }));
     // Report in source order: file by file, top to bottom (stable for equal places).
     diagnostics.sort_by_key(|d| d.primary.as_ref().map(|l| (l.span.file, l.span.start)));
+    diag::cap(&mut diagnostics);
     Analysis {
         files,
         modules,

@@ -13,11 +13,10 @@ pub fn parse_module(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     for e in &lexed.errors {
         diags.push(match *e {
-            LexError::BadChar { start, end } => Diagnostic::error(
-                "E0001",
-                format!("unexpected character `{}`", &text[start..end]),
-            )
-            .at(Span::new(file, start, end), "no token starts with this"),
+            LexError::BadChar { start, end } => {
+                Diagnostic::error("E0001", bad_run_message(&text[start..end]))
+                    .at(Span::new(file, start, end), "no token starts with this")
+            }
             LexError::Unterminated { start, end } => {
                 Diagnostic::error("E0002", "unterminated string")
                     .at(
@@ -84,6 +83,14 @@ pub fn parse_module(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
             Vec::new()
         }
     };
+    let mut lex_spans: Vec<(usize, usize)> = (lexed.errors.iter())
+        .map(|le| match *le {
+            LexError::BadChar { start, end }
+            | LexError::Unterminated { start, end }
+            | LexError::TooDeep { start, end } => (start, end),
+        })
+        .collect();
+    lex_spans.sort_unstable();
     for e in errors {
         // A syntax error right after skipped characters is their consequence: the
         // lexer error already says what is wrong.
@@ -98,14 +105,14 @@ pub fn parse_module(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
             Ok(i) => gaps[i].1,
             Err(_) => gaps.last().map(|g| g.0).unwrap_or(0),
         };
-        let caused_by_lex_error = lexed.errors.iter().any(|le| {
-            let (s, e) = match *le {
-                LexError::BadChar { start, end }
-                | LexError::Unterminated { start, end }
-                | LexError::TooDeep { start, end } => (start, end),
-            };
-            s >= prev_end && e <= at
-        });
+        // The first lexer error starting at or after `prev_end` is the one that can
+        // lie inside the gap (a search, not a scan: many parse errors times many
+        // lexer errors was quadratic on a line of bad characters).
+        let first = lex_spans.partition_point(|&(s, _)| s < prev_end);
+        let caused_by_lex_error = lex_spans[first..]
+            .iter()
+            .take_while(|&&(s, _)| s <= at)
+            .any(|&(_, e)| e <= at);
         if !caused_by_lex_error {
             diags.push(parse_error(file, text, e));
         }
@@ -248,5 +255,19 @@ fn attach_docs(items: &mut [Item], docs: &[(usize, usize, String)], text: &str) 
             }
             _ => {}
         }
+    }
+}
+
+/// The message of a run of bad characters: quoted whole when short, else its start
+/// and its length (the label shows where it is).
+fn bad_run_message(run: &str) -> String {
+    const SHOWN: usize = 16;
+    match run.char_indices().nth(SHOWN) {
+        None => format!("unexpected character `{run}`"),
+        Some((cut, _)) => format!(
+            "unexpected characters `{}…` ({} bytes)",
+            &run[..cut],
+            run.len()
+        ),
     }
 }

@@ -66,10 +66,9 @@ pub enum BodyProp {
     Inertia,
 }
 
-/// Most user-function calls inlined inside one another (documented in
-/// docs/reliability.md): inlining recurses, so a longer chain is an error, not a stack
-/// overflow.
-pub const MAX_CALL_DEPTH: usize = 64;
+/// Most user-function calls inlined inside one another: its home is the compile
+/// stack's sizing, [`fdc_frontend::stack`].
+pub use fdc_frontend::stack::MAX_CALL_DEPTH;
 
 pub struct Lowerer<'a, 'x, 'g> {
     pub globals: &'a Globals<'a>,

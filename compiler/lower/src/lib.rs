@@ -350,6 +350,15 @@ pub fn lower_with_files<'a>(
     overrides: &[(String, f64)],
     files: Option<&'a SourceFiles>,
 ) -> Result<LoweredModel, Vec<LowerError>> {
+    // Lowering recurses over expressions and into inlined functions.
+    fdc_frontend::stack::with_compile_stack(|| lower_here(modules, overrides, files))
+}
+
+fn lower_here<'a>(
+    modules: &'a [Module],
+    overrides: &[(String, f64)],
+    files: Option<&'a SourceFiles>,
+) -> Result<LoweredModel, Vec<LowerError>> {
     let items: Vec<&Item> = modules.iter().flat_map(|m| m.items.iter()).collect();
     if let Some(e) = unknown_override(&items, overrides) {
         return Err(vec![e]);

@@ -83,7 +83,12 @@ impl Server {
             Message::Request(r) => Some(r.id.clone()),
             _ => None,
         };
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.dispatch(msg))) {
+        // Hover and definition walk the syntax tree recursively, as deep as the front
+        // end lets a statement nest: on the compile stack (in place under `run_stdio`).
+        let handled = fdc_frontend::stack::with_compile_stack(|| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.dispatch(msg)))
+        });
+        match handled {
             Ok(out) => out,
             Err(_) => match id {
                 Some(id) => vec![Message::Response(Response::new_err(
@@ -334,7 +339,11 @@ pub fn run_stdio() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let code = serve(&connection, lifecycle::Lifecycle::new(caps));
+    // One compile thread for the server's life: every analysis, lowering and walk of a
+    // document runs on the stack sized for the deepest input the lexer lets through.
+    let code = fdc_frontend::stack::with_compile_stack(|| {
+        serve(&connection, lifecycle::Lifecycle::new(caps))
+    });
     drop(connection);
     match writer.join() {
         Ok(Ok(())) => code,
