@@ -6,17 +6,24 @@ use super::*;
 impl<'m> Checker<'m> {
     pub(super) fn call(&mut self, name: &Ident, args: &[Expr], span: Span, env: &Env) -> Val {
         let n = name.name.as_str();
-        if n == builtins::Builtin::Tir.info().name
-            && env.find(n).is_none()
-            && !self.globals.contains_key(n)
-        {
-            return self.tir_call(args, span);
+        let unshadowed = env.find(n).is_none() && !self.globals.contains_key(n);
+        if unshadowed && n == builtins::Builtin::Tir.info().name {
+            let arity = builtins::Builtin::Tir.info().arity;
+            let wrong = (
+                "`tir` takes two string literals",
+                "expected `tir(\"file.tir\", \"NAME\")`",
+                "the file is relative to the model file; NAME is a coefficient such as \"PCX1\"",
+            );
+            return self.literal_call(args, span, args.len() == arity, wrong);
         }
-        if n == builtins::Builtin::Crg.info().name
-            && env.find(n).is_none()
-            && !self.globals.contains_key(n)
-        {
-            return self.crg_call(args, span);
+        if unshadowed && n == builtins::Builtin::Crg.info().name {
+            // The value names the road: a build-time number for a tyre's `road` field.
+            let wrong = (
+                "`crg` takes one or two string literals",
+                "expected `crg(\"road.crg\")` or `crg(\"road.crg\", \"friction.crg\")`",
+                "the files are relative to the model file; the second one's grid holds the friction μ",
+            );
+            return self.literal_call(args, span, matches!(args.len(), 1 | 2), wrong);
         }
         let vals: Vec<Val> = args.iter().map(|a| self.expr(a, env)).collect();
         let dep = vals.iter().any(|v| v.dep);
@@ -199,43 +206,22 @@ impl<'m> Checker<'m> {
         }
     }
 
-    /// `tir("file.tir", "NAME")`: both arguments are string literals (strings are no
-    /// values elsewhere); the file is read when the model is lowered.
-    fn tir_call(&mut self, args: &[Expr], span: Span) -> Val {
-        let info = builtins::Builtin::Tir.info();
-        let literals =
-            args.len() == info.arity && args.iter().all(|a| matches!(a.kind, ExprKind::Str(_)));
-        if !literals {
+    /// `tir("file.tir", "NAME")`, `crg("road.crg"[, "friction.crg"])`: builtins whose
+    /// arguments are string literals (strings are no values elsewhere); the files are
+    /// read when the model is lowered. `wrong` is the message, label and note of a call
+    /// that does not fit (`count_ok`: the number of arguments is right).
+    fn literal_call(
+        &mut self,
+        args: &[Expr],
+        span: Span,
+        count_ok: bool,
+        (message, label, note): (&str, &str, &str),
+    ) -> Val {
+        if !count_ok || !args.iter().all(|a| matches!(a.kind, ExprKind::Str(_))) {
             self.diags.push(
-                Diagnostic::error("E0301", "`tir` takes two string literals")
-                    .at(span, "expected `tir(\"file.tir\", \"NAME\")`")
-                    .note("the file is relative to the model file; NAME is a coefficient such as \"PCX1\""),
-            );
-            return Val {
-                ty: Ty::Error,
-                dep: false,
-            };
-        }
-        for a in args {
-            self.types_of.insert(a.span, Ty::Str);
-        }
-        Val {
-            ty: Ty::Scalar,
-            dep: false,
-        }
-    }
-
-    /// `crg("road.crg")` or `crg("road.crg", "friction.crg")`: string literals; the
-    /// files are read when the model is lowered. The value names the road (a build-time
-    /// number for a tyre's `road` field).
-    fn crg_call(&mut self, args: &[Expr], span: Span) -> Val {
-        let literals =
-            matches!(args.len(), 1 | 2) && args.iter().all(|a| matches!(a.kind, ExprKind::Str(_)));
-        if !literals {
-            self.diags.push(
-                Diagnostic::error("E0301", "`crg` takes one or two string literals")
-                    .at(span, "expected `crg(\"road.crg\")` or `crg(\"road.crg\", \"friction.crg\")`")
-                    .note("the files are relative to the model file; the second one's grid holds the friction μ"),
+                Diagnostic::error("E0301", message)
+                    .at(span, label)
+                    .note(note),
             );
             return Val {
                 ty: Ty::Error,
