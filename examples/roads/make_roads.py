@@ -5,7 +5,7 @@
 
 Each road exercises a part of the format that implementations get wrong; the Rust
 reader (road/) is checked against the official OpenCRG C library on all of them
-(road/tests/pycrg.rs). Elevations are closed forms sampled on the grid, so the files
+(road/tests/road/pycrg.rs). Elevations are closed forms sampled on the grid, so the files
 are reproducible; all are small (< 40 kB).
 
 - straight.crg   straight reference line from the header only (start away from the

@@ -1,5 +1,5 @@
 """Evaluates OpenCRG files with the official C library (through pycrg) for
-road/tests/pycrg.rs. Reads one JSON request per line on stdin:
+road/tests/road/pycrg.rs. Reads one JSON request per line on stdin:
 {"file": path, "xy": [[x, y], ...], "uv": [[u, v], ...]} and answers one JSON line:
 {"xy_z", "xy_uv", "uv_z", "uv_xy", "u_range", "v_range"}. Files load as
 `DataSet.open` does (the file's modifiers, else the standard's defaults). Each

@@ -1,11 +1,11 @@
 //! Time per step of two chains, with hand-written element functions from
-//! `tests/common`: N pendulums (2-D point masses joined by distance constraints) and
+//! `tests/runtime/common`: N pendulums (2-D point masses joined by distance constraints) and
 //! N rigid bodies on R³×SO(3) joined by spherical joints; converged Newton and
 //! real-time fixed(2), sparse and dense LU. Run with
 //! `cargo bench -p fdc-runtime --bench chain` (add `-- quick` for a short run).
 //! Prints a markdown table for docs/performance.md.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/runtime/common/mod.rs"]
 mod common;
 
 use std::time::Instant;

@@ -1,11 +1,11 @@
 //! The sparse LU's refactorization on the kept pivot order plus one solve, alone, on
 //! the iteration matrix of an N-link revolute chain (6 velocity unknowns per body, 5
 //! constraint rows per joint, a spring-damper between neighbours:
-//! `tests/common/matrices.rs`), supernodal kernels against the column-by-column ones
+//! `tests/runtime/common/matrices.rs`), supernodal kernels against the column-by-column ones
 //! in the same invocation, in CPU time of the thread (the machine is shared). Run with `cargo bench -p fdc-runtime --bench lu` (add
 //! `-- quick` for a short run, and sizes to replace N = 16, 64, 256, 1000). Prints a markdown table for docs/performance.md.
 
-#[path = "../tests/common/matrices.rs"]
+#[path = "../tests/runtime/common/matrices.rs"]
 mod matrices;
 
 use std::time::Instant;

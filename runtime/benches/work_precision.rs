@@ -10,7 +10,7 @@
 //! `cargo test --workspace --bench work_precision` (or `cargo bench`); prints the
 //! tables of docs/performance.md. Not a test: nothing is asserted.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/runtime/common/mod.rs"]
 mod common;
 
 use std::time::Instant;

@@ -16,7 +16,7 @@ use fdc_ir::interp;
 use fdc_ir::{Cmp, Func, Graph, Id, Slot, SlotSizes, V3};
 use std::time::Instant;
 
-#[path = "../tests/common/elements.rs"]
+#[path = "../tests/backend/common/elements.rs"]
 mod elements;
 
 fn quat_to_mat(g: &mut Graph, q: [Id; 4]) -> [[Id; 3]; 3] {

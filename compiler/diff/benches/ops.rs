@@ -2,7 +2,7 @@
 //! prints a table for docs/performance.md. Run with
 //! `cargo bench -p fdc-diff --bench ops`.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/diff/common/mod.rs"]
 mod common;
 
 use fdc_diff::{op_count, ElementFunctions, Role};

@@ -1,6 +1,6 @@
 //! The importer on its own: broken files give the right error at the right line:col;
 //! a round of mutated files never panics and every error names a place in the file.
-//! (The runs of the imported models are in compiler/driver/tests/fds.rs.)
+//! (The runs of the imported models are in compiler/driver/tests/driver/fds.rs.)
 
 use fdc_fds::{import, line_col, Kind, WriteOptions};
 use std::path::{Path, PathBuf};

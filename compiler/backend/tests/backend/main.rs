@@ -1,0 +1,8 @@
+//! The integration tests of this crate, one binary (each file below was its own
+//! binary once; one binary links the crate and `common` once instead of per file).
+//! Run one file's tests with `cargo test --workspace --test backend <file>::`.
+
+mod cache;
+mod common;
+mod differential;
+mod element_roles;

@@ -1,0 +1,26 @@
+//! The integration tests of this crate, one binary (each file below was its own
+//! binary once; one binary links the crate and `common` once instead of per file).
+//! Run one file's tests with `cargo test --workspace --test driver <file>::`.
+
+mod arrays;
+mod assembly;
+mod cache_levels;
+mod common;
+mod energies;
+mod examples;
+mod fds;
+mod initial_rates;
+mod mf52;
+mod pendulum;
+mod planar;
+mod point_mass;
+mod quarter_car_mf52;
+mod runtime_models;
+mod splines;
+mod stdlib_derivatives;
+mod stdlib_measures;
+mod sweep;
+mod tyres;
+mod vector_space;
+mod vehicle;
+mod vehicle_crg;

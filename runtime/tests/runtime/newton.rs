@@ -1,0 +1,203 @@
+//! Modified Newton (the iteration matrix kept within a step) and the linear predictor,
+//! against full Newton from the constant predictor (theory §7.4), whose accuracy the
+//! closed-form tests in `hht.rs` establish, and against a run converged to 1e-13.
+
+use crate::common;
+
+use common::*;
+use fdc_runtime::{Form, MemorySink, Model, Newton, Predictor, RunStats, Settings, System};
+
+fn run(model: Model, s: &Settings) -> (MemorySink, RunStats) {
+    let mut sys = System::new(model).expect("model is valid");
+    let mut sink = MemorySink::default();
+    let stats = sys.run(s, &mut sink).expect("run succeeds");
+    (sink, stats)
+}
+
+/// The theory's Newton: constant predictor, a new matrix for every correction.
+fn full(s: &Settings) -> Settings {
+    Settings {
+        predictor: Predictor::Constant,
+        keep_matrix: false,
+        ..s.clone()
+    }
+}
+
+/// Largest difference of two runs over the channels that are (`lambda == true`) or
+/// are not multipliers, relative to 1 + |value|.
+fn deviation(a: &MemorySink, b: &MemorySink, lambda: bool) -> f64 {
+    assert_eq!(a.times, b.times);
+    let mut worst = 0.0f64;
+    for (ra, rb) in a.rows.iter().zip(&b.rows) {
+        for (k, (x, y)) in ra.iter().zip(rb).enumerate() {
+            if a.names[k].contains("lambda") == lambda {
+                worst = worst.max((x - y).abs() / (1.0 + x.abs()));
+            }
+        }
+    }
+    worst
+}
+
+fn chain_settings(newton: Newton) -> Settings {
+    Settings {
+        end: 0.5,
+        step: 1e-3,
+        output_every: 0.01,
+        newton,
+        ..Settings::default()
+    }
+}
+
+#[test]
+fn kept_matrix_factorizes_once_per_step_and_reaches_the_same_states() {
+    let tight = run(
+        rigid_chain(16),
+        &full(&chain_settings(Newton::Velocity { tol: 1e-13 })),
+    )
+    .0;
+    for newton in [Newton::Velocity { tol: 1e-10 }, Newton::Fixed(2)] {
+        let kept = chain_settings(newton);
+        assert!(kept.keep_matrix, "modified Newton is the default");
+        let (a, sa) = run(rigid_chain(16), &kept);
+        let (b, sb) = run(rigid_chain(16), &full(&kept));
+        eprintln!(
+            "{newton:?}: kept {} iterations, {} factorizations; full {} / {}; states {:.2e} / {:.2e}, multipliers {:.2e} / {:.2e} from the 1e-13 run",
+            sa.newton_iterations,
+            sa.factorizations,
+            sb.newton_iterations,
+            sb.factorizations,
+            deviation(&a, &tight, false),
+            deviation(&b, &tight, false),
+            deviation(&a, &tight, true),
+            deviation(&b, &tight, true),
+        );
+        // At h = 1 ms the corrections contract by orders of magnitude: one matrix per
+        // step, and no extra corrections against full Newton.
+        assert_eq!(sa.factorizations, sa.steps);
+        assert_eq!(sb.factorizations, sb.newton_iterations);
+        assert_eq!(sa.newton_iterations, sb.newton_iterations);
+        // Velocities and positions to the Newton tolerance; the multipliers, which the
+        // velocity criterion does not measure, to a few 1e-7 (full Newton: 1.3e-7).
+        let states = deviation(&a, &tight, false);
+        assert!(states < 2e-10, "states deviate by {states}");
+        let lambda = deviation(&a, &tight, true);
+        assert!(lambda < 2e-6, "multipliers deviate by {lambda}");
+    }
+}
+
+#[test]
+fn kept_matrix_in_the_nonlinear_range_matches_full_newton() {
+    // The pendulum at h = 20 ms: about three corrections per step, each step on one
+    // matrix (the first correction changes v̇ by ~1 %), no step rejected.
+    let s = Settings {
+        end: 3.2,
+        step: 0.02,
+        output_every: 0.04,
+        ..Settings::default()
+    };
+    let (a, sa) = run(pendulum(1.0, [1.0, 0.0], 9.81), &s);
+    let (b, sb) = run(pendulum(1.0, [1.0, 0.0], 9.81), &full(&s));
+    assert_eq!((sa.rejected, sb.rejected), (0, 0));
+    assert!(sa.factorizations < sa.newton_iterations);
+    assert_eq!(sb.factorizations, sb.newton_iterations);
+    let (xa, xb) = (a.channel("bob.x").unwrap(), b.channel("bob.x").unwrap());
+    let worst = xa
+        .iter()
+        .zip(&xb)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    eprintln!(
+        "pendulum h = 20 ms: kept {:.2} corrections and {:.2} matrices per step, full {:.2}; bob.x differs by {worst:.2e}",
+        sa.newton_iterations as f64 / sa.steps as f64,
+        sa.factorizations as f64 / sa.steps as f64,
+        sb.newton_iterations as f64 / sb.steps as f64
+    );
+    assert!(worst < 1e-9, "{worst}");
+}
+
+#[test]
+fn slow_contraction_takes_a_new_matrix() {
+    // h = 0.4 s on the pendulum (see `failed_newton_halves_the_fixed_step_and_recovers`):
+    // far from the solution the kept matrix contracts slowly, so steps assemble new
+    // ones, and the run still covers the grid.
+    let s = Settings {
+        end: 2.0,
+        step: 0.4,
+        output_every: 0.4,
+        max_newton_iterations: 6,
+        ..Settings::default()
+    };
+    let mut sys = System::new(pendulum(1.0, [1.0, 0.0], 9.81)).unwrap();
+    let mut sink = MemorySink::default();
+    let stats = sys.run(&s, &mut sink).unwrap();
+    eprintln!(
+        "{} steps, {} rejected, {} corrections, {} factorizations",
+        stats.steps, stats.rejected, stats.newton_iterations, stats.factorizations
+    );
+    assert!(stats.factorizations > stats.steps + stats.rejected);
+    assert!(stats.factorizations < stats.newton_iterations);
+    let grid: Vec<f64> = (0..6).map(|k| k as f64 * 0.4).collect();
+    assert_eq!(sink.times, grid);
+    let (x, y) = (sys.q()[0], sys.q()[1]);
+    assert!(((x * x + y * y).sqrt() - 1.0).abs() < 1e-10);
+}
+
+#[test]
+fn legacy_criterion_ignores_predictor_and_kept_matrix() {
+    // It reproduces the legacy solver's iterations: the theory's predictor and a new
+    // matrix per correction whatever the two settings say.
+    let s = Settings {
+        end: 1.0,
+        step: 1e-3,
+        output_every: 0.05,
+        form: Form::Negrut,
+        newton: Newton::Legacy,
+        predictor: Predictor::Linear,
+        keep_matrix: true,
+        ..Settings::default()
+    };
+    let (a, sa) = run(pendulum(1.0, [1.0, 0.0], 9.81), &s);
+    let (b, sb) = run(pendulum(1.0, [1.0, 0.0], 9.81), &full(&s));
+    assert_eq!(a.rows, b.rows);
+    assert_eq!(sa.newton_iterations, sb.newton_iterations);
+    assert_eq!(sa.factorizations, sa.newton_iterations);
+}
+
+#[test]
+fn linear_predictor_saves_corrections_and_keeps_the_states() {
+    let tight = run(
+        rigid_chain(64),
+        &full(&chain_settings(Newton::Velocity { tol: 1e-13 })),
+    )
+    .0;
+    let constant = chain_settings(Newton::Velocity { tol: 1e-10 });
+    let linear = Settings {
+        predictor: Predictor::Linear,
+        ..constant.clone()
+    };
+    let (a, sa) = run(rigid_chain(64), &constant);
+    let (b, sb) = run(rigid_chain(64), &linear);
+    let per_step = |s: &RunStats| s.newton_iterations as f64 / s.steps as f64;
+    eprintln!(
+        "rigid chain of 64: constant {:.3} corrections per step, linear {:.3}; states {:.2e} / {:.2e}, multipliers {:.2e} / {:.2e} from the 1e-13 run",
+        per_step(&sa),
+        per_step(&sb),
+        deviation(&a, &tight, false),
+        deviation(&b, &tight, false),
+        deviation(&a, &tight, true),
+        deviation(&b, &tight, true),
+    );
+    // The constant predictor's second correction misses the tolerance in some steps.
+    assert!(sa.newton_iterations > 2 * sa.steps);
+    assert_eq!(sb.newton_iterations, 2 * sb.steps);
+    // Both runs hold the states to the tolerance accumulated over the chain of 64.
+    for (sink, name) in [(&a, "constant"), (&b, "linear")] {
+        let states = deviation(sink, &tight, false);
+        assert!(states < 1e-9, "{name}: states deviate by {states}");
+    }
+    // The price: the multipliers, which the criterion does not measure, are left ten
+    // times farther from the converged ones after the second correction (the reason
+    // the constant predictor is the default).
+    let lambda = deviation(&b, &tight, true);
+    assert!(lambda < 2e-5, "multipliers deviate by {lambda}");
+}

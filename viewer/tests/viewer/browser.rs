@@ -1,0 +1,327 @@
+//! The page in a real browser: headless Chromium driven over WebDriver (chromedriver;
+//! both from Debian, installed by `.ci/run`). Loads `examples/slider_crank.fd`, takes
+//! screenshots and asserts on pixels against the result rows; the screenshots stay in
+//! `target/viewer-screenshots/` for a person to look at.
+
+#[path = "browser/webdriver.rs"]
+mod webdriver;
+
+use crate::common;
+
+use common::{example, save, RAIL, SHAPES};
+use fdc_viewer::{export_html, Server, Session, SessionOptions};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use webdriver::{Browser, Shot};
+
+fn shots_dir() -> PathBuf {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/viewer-screenshots");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Waits until the page has the scene and every run is finished, with at least
+/// `scene` builds behind it.
+fn wait_ready(b: &Browser, scene: u64) -> Value {
+    let t0 = Instant::now();
+    loop {
+        let s =
+            b.exec("return window.fdcView && window.fdcView.ready ? window.fdcView.state : null");
+        if s["scene"].as_u64().is_some_and(|v| v >= scene) {
+            return s;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "page not ready: {s}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The pixel of the global point (x, y) on the top view (orthographic along −z).
+fn pixel_of(cam: &Value, x: f64, y: f64) -> (usize, usize) {
+    let f = |k: &str| cam[k].as_f64().unwrap();
+    let (cx, cy) = (
+        cam["target"][0].as_f64().unwrap(),
+        cam["target"][1].as_f64().unwrap(),
+    );
+    let px = (x - (cx + f("left"))) / (f("right") - f("left")) * f("width");
+    let py = (cy + f("top") - y) / (f("top") - f("bottom")) * f("height");
+    (px as usize, py as usize)
+}
+
+/// The values of the channels `names` in the last run's row nearest `t`, read from
+/// the run's rows (independent of the page): (time, values).
+fn row_at(state: &fdc_viewer::State, t: f64, names: &[&str]) -> (f64, Vec<f64>) {
+    let run = state.runs.last().unwrap();
+    let col = |n: &str| run.channels.iter().position(|c| c == n).unwrap();
+    let k = (0..run.times.len())
+        .min_by(|&a, &b| {
+            (run.times[a] - t)
+                .abs()
+                .total_cmp(&(run.times[b] - t).abs())
+        })
+        .unwrap();
+    let values = names.iter().map(|n| run.rows[k][col(n)]).collect();
+    (run.times[k], values)
+}
+
+/// The crank's centre at the output time nearest `t`: (time, x, y).
+fn crank_at(state: &fdc_viewer::State, t: f64) -> (f64, f64, f64) {
+    let (t, v) = row_at(state, t, &["crank.R.x", "crank.R.y"]);
+    (t, v[0], v[1])
+}
+
+/// The global place of the point `p` of the crank's frame at the output time nearest
+/// `t`: R + θ p, with θ the unit quaternion (w, x, y, z) of its result columns.
+fn crank_point(state: &fdc_viewer::State, t: f64, p: [f64; 3]) -> [f64; 3] {
+    let names = [
+        "crank.R.x",
+        "crank.R.y",
+        "crank.R.z",
+        "crank.theta.w",
+        "crank.theta.x",
+    ];
+    let (_, v) = row_at(
+        state,
+        t,
+        &[&names[..], &["crank.theta.y", "crank.theta.z"]].concat(),
+    );
+    let (w, u) = (v[3], [v[4], v[5], v[6]]);
+    let cross = |a: [f64; 3], b: [f64; 3]| {
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    };
+    let uv = cross(u, p);
+    let uuv = cross(u, uv);
+    [0, 1, 2].map(|i| v[i] + p[i] + 2.0 * (w * uv[i] + uuv[i]))
+}
+
+fn is_colour(px: [u8; 3], rgb: u32) -> bool {
+    let want = [(rgb >> 16) as u8, (rgb >> 8) as u8, rgb as u8];
+    px.iter().zip(want).all(|(a, b)| a.abs_diff(b) <= 12)
+}
+
+/// Shows time `t`, takes a screenshot and saves it as `name`.
+fn shot_at(b: &Browser, t: f64, name: &str) -> Shot {
+    b.exec(&format!("window.fdcView.setTime({t}); return 0"));
+    std::thread::sleep(Duration::from_millis(150));
+    let s = b.screenshot();
+    s.save(&shots_dir().join(name));
+    s
+}
+
+const VIEW: &str = "?bare=1&view=top&flat=1&t=0";
+
+#[test]
+fn slider_crank_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("slider_crank.fd");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/slider_crank.fd");
+    let text = std::fs::read_to_string(example).unwrap();
+    save(&model, &text);
+    let server = Arc::new(Server::start(SessionOptions::new(&model), 0).unwrap());
+    let s = server.clone();
+    std::thread::spawn(move || s.serve());
+    let b = Browser::start();
+    b.goto(&format!("http://127.0.0.1:{}/{VIEW}", server.port()));
+    wait_ready(&b, 1);
+    let crank = b
+        .exec("return window.fdcView.colours().crank")
+        .as_u64()
+        .unwrap() as u32;
+
+    // The crank's pixels are where its result rows put it, at two times a quarter
+    // turn apart (omega0 = 10 rad/s); at the second the first place is empty.
+    let mut first = None;
+    for (t, name) in [(0.0, "crank_t0.png"), (0.157, "crank_t0157.png")] {
+        let shot = shot_at(&b, t, name);
+        let (tr, x, y) = crank_at(&server.session().state(), t);
+        let cam = b.exec("return window.fdcView.camera()");
+        let (px, py) = pixel_of(&cam, x, y);
+        assert!(
+            is_colour(shot.rgb(px, py), crank),
+            "t = {tr}: crank at ({x:.4}, {y:.4}) -> pixel ({px}, {py}) is {:?}",
+            shot.rgb(px, py)
+        );
+        if let Some((fx, fy)) = first {
+            let (qx, qy) = pixel_of(&cam, fx, fy);
+            assert!(
+                !is_colour(shot.rgb(qx, qy), crank),
+                "the crank stayed at ({fx}, {fy})"
+            );
+        }
+        first = Some((x, y));
+    }
+    let before = shot_at(&b, 0.0, "before_edit.png");
+
+    // Editing the file rebuilds: a longer crank (r = 0.15) moves its centre to x = 0.075.
+    save(&model, text.replace("param r = 0.1;", "param r = 0.15;"));
+    wait_ready(&b, 2);
+    let after = shot_at(&b, 0.0, "after_edit.png");
+    let (_, x, y) = crank_at(&server.session().state(), 0.0);
+    assert!((x - 0.075).abs() < 1e-12, "crank x = {x}");
+    let (px, py) = pixel_of(&b.exec("return window.fdcView.camera()"), x, y);
+    assert!(
+        is_colour(after.rgb(px, py), crank),
+        "after the edit: {:?}",
+        after.rgb(px, py)
+    );
+    let changed = before.fraction_differing(&after);
+    assert!(
+        changed > 0.01,
+        "the picture changed in {changed} of the pixels"
+    );
+
+    // A broken file: the diagnostics with line:col are on the page, the scene stays.
+    save(&model, text.replace("mass = 0.5;", "mass = ;"));
+    let t0 = Instant::now();
+    let diag = loop {
+        let d = b.exec("return document.getElementById('diagnostics').textContent");
+        if d.as_str().is_some_and(|d| !d.is_empty()) {
+            break d.as_str().unwrap().to_string();
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "no diagnostics on the page"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(diag.contains("slider_crank.fd:11:"), "{diag}");
+    let broken = shot_at(&b, 0.0, "broken.png");
+    assert!(broken.fraction_differing(&after) < 1e-3);
+
+    // The whole page (panels, plot) for a person to look at (docs/viewer.png).
+    save(&model, text.replace("param r = 0.1;", "param r = 0.15;"));
+    b.goto(&format!("http://127.0.0.1:{}/?t=0.3", server.port()));
+    wait_ready(&b, 3);
+    b.exec(
+        "const s = document.getElementById('channels'); s.value = 'piston'; s.onchange(); return 0",
+    );
+    shot_at(&b, 0.3, "page.png");
+
+    // The exported file of the edited model renders as the live page did.
+    let state = Session::run_once(&SessionOptions::new(&model));
+    let out = dir.path().join("export.html");
+    std::fs::write(&out, export_html(&state)).unwrap();
+    b.goto(&format!("file://{}{VIEW}", out.display()));
+    wait_ready(&b, 1);
+    let exported = shot_at(&b, 0.0, "export.png");
+    let d = after.fraction_differing(&exported);
+    assert!(
+        d < 1e-3,
+        "export differs from the live page in {d} of the pixels"
+    );
+}
+
+/// The slider crank with shapes (a red bar and a blue sphere on the crank, a grey rail
+/// half transparent on the ground): each colour is where the crank's result rows put
+/// it at two times; then the page of a result file alone (`fdc view RESULTS.csv
+/// --model`) renders as the live page did.
+#[test]
+fn shapes_and_a_results_file_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("shaped.fd");
+    save(&model, format!("{}{SHAPES}", example()));
+    std::fs::write(dir.path().join("rail.obj"), RAIL).unwrap();
+    let server = Arc::new(Server::start(SessionOptions::new(&model), 0).unwrap());
+    let s = server.clone();
+    std::thread::spawn(move || s.serve());
+    let b = Browser::start();
+    b.goto(&format!("http://127.0.0.1:{}/{VIEW}", server.port()));
+    wait_ready(&b, 1);
+    let r = 0.1;
+    for (t, name) in [(0.0, "shapes_t0.png"), (0.157, "shapes_t0157.png")] {
+        let shot = shot_at(&b, t, name);
+        let cam = b.exec("return window.fdcView.camera()");
+        let state = server.session().state();
+        // The bar's half away from the sphere, and the sphere's centre.
+        for (p, rgb) in [
+            ([r / 4.0, 0.0, 0.0], 0xff0000),
+            ([-r / 4.0, 0.0, 0.0], 0x0000ff),
+        ] {
+            let g = crank_point(&state, t, p);
+            let (px, py) = pixel_of(&cam, g[0], g[1]);
+            assert!(
+                is_colour(shot.rgb(px, py), rgb),
+                "t = {t}: {rgb:06x} at {g:?} -> pixel ({px}, {py}) is {:?}",
+                shot.rgb(px, py)
+            );
+        }
+        // The rail (y in -0.06..-0.05 after its scale 0.5): grey over white.
+        let (px, py) = pixel_of(&cam, 0.3, -0.055);
+        let c = shot.rgb(px, py);
+        assert!(
+            c.iter().all(|&v| (0x80 + 10..0xff - 10).contains(&v)) && c[0].abs_diff(c[2]) < 8,
+            "the rail at ({px}, {py}) is {c:?}"
+        );
+    }
+    let live = shot_at(&b, 0.0, "shapes_live.png");
+
+    // The run as a result file, shown with its model alone.
+    let csv = dir.path().join("shaped.csv");
+    {
+        let state = server.session().state();
+        let run = state.runs.last().unwrap();
+        let mut text = format!("time,{}\n", run.channels.join(","));
+        for (t, row) in run.times.iter().zip(&run.rows) {
+            let cells: Vec<String> = row.iter().map(|v| v.to_string()).collect();
+            text.push_str(&format!("{t},{}\n", cells.join(",")));
+        }
+        std::fs::write(&csv, text).unwrap();
+    }
+    let opts = SessionOptions {
+        results: Some(csv),
+        ..SessionOptions::new(&model)
+    };
+    let from_file = Arc::new(Server::start(opts, 0).unwrap());
+    let s = from_file.clone();
+    std::thread::spawn(move || s.serve());
+    b.goto(&format!("http://127.0.0.1:{}/{VIEW}", from_file.port()));
+    wait_ready(&b, 1);
+    let shown = shot_at(&b, 0.0, "shapes_from_csv.png");
+    let d = live.fraction_differing(&shown);
+    assert!(
+        d < 1e-3,
+        "the result file's page differs in {d} of the pixels"
+    );
+
+    // Joint glyphs on request: the crank pin's marker where the rod's rows put the
+    // rod's point [-0.15, 0, 0] (the pin, r - (r + l/2)), over the rod.
+    b.goto(&format!(
+        "http://127.0.0.1:{}/{VIEW}&glyphs=1",
+        server.port()
+    ));
+    wait_ready(&b, 1);
+    let shot = shot_at(&b, 0.157, "glyphs.png");
+    let cam = b.exec("return window.fdcView.camera()");
+    let names = ["rod.R.x", "rod.R.y", "rod.theta.w", "rod.theta.z"];
+    let (_, v) = row_at(&server.session().state(), 0.157, &names);
+    // A turn about z: the point p = [-0.15, 0, 0] goes to R + (p cos φ, p sin φ).
+    let phi = 2.0 * v[3].atan2(v[2]);
+    let (x, y) = (v[0] - 0.15 * phi.cos(), v[1] - 0.15 * phi.sin());
+    let (px, py) = pixel_of(&cam, x, y);
+    assert!(
+        is_colour(shot.rgb(px, py), 0x222222),
+        "crank pin at ({x:.4}, {y:.4}) -> pixel ({px}, {py}) is {:?}",
+        shot.rgb(px, py)
+    );
+    let (cx, cy) = pixel_of(&cam, x + 0.03, y);
+    assert!(
+        !is_colour(shot.rgb(cx, cy), 0x222222),
+        "a marker 3 cm off the pin"
+    );
+
+    // The whole page with shapes and glyphs for a person (docs/viewer-shapes.png).
+    b.goto(&format!(
+        "http://127.0.0.1:{}/?t=0.157&glyphs=1",
+        server.port()
+    ));
+    wait_ready(&b, 1);
+    shot_at(&b, 0.157, "shapes_page.png");
+}
