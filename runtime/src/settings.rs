@@ -140,7 +140,10 @@ pub struct Settings {
     /// the constraints, move it to the nearest one that does (`system/assemble.rs`);
     /// `false` keeps the position check only.
     pub assemble: bool,
-    /// Bodies (instance names) whose initial coordinates the assembly keeps.
+    /// Initial coordinates kept as written: a body instance name (its position, in
+    /// the assembly), or `NAME.position.x`, `NAME.velocity.x`, `NAME.omega_body.x` (y, z
+    /// alike) for one coordinate, held in the assembly or the velocity projection
+    /// (`system/given.rs`).
     pub given: Vec<String>,
 }
 

@@ -119,8 +119,9 @@ fn eval_cone(
                         )
                     })?,
                     Slot::T if time == Time::Forbidden => {
-                        return Err("depends on the time `t`: only a field of a top-level \
-                                    instance may (it becomes part of that instance's equations)"
+                        return Err("depends on the time `t`: a parameter is a number fixed \
+                                    at t = 0; only an instance's field may depend on t (it \
+                                    becomes part of that instance's equations)"
                             .to_string())
                     }
                     Slot::T => match time {

@@ -163,11 +163,20 @@ impl<'a> Lowering<'a> {
         let (timed, plain): (Vec<&'a Field>, Vec<&'a Field>) =
             inst.fields.iter().partition(|f| mentions_time(&f.value));
         let fields = self.model_fields(plain);
-        let timed: Vec<(String, &'a Expr)> = timed
-            .into_iter()
-            .map(|f| (f.name.name.clone(), &f.value))
-            .collect();
-        for (n, e) in &timed {
+        let timed = TimedFields {
+            list: (timed.into_iter())
+                .map(|f| Timed {
+                    field: f.name.name.clone(),
+                    expr: &f.value,
+                    captures: Vec::new(),
+                })
+                .collect(),
+            owner: None,
+        };
+        for Timed {
+            field: n, expr: e, ..
+        } in &timed.list
+        {
             if !def
                 .body
                 .iter()
@@ -209,7 +218,7 @@ impl<'a> Lowering<'a> {
         def: &'a TypeDef,
         conns: &[Option<usize>],
         fields: &[(String, Vec<f64>, Span, Option<usize>)],
-        timed: &[(String, &'a Expr)],
+        timed: &TimedFields<'a>,
         name: &str,
         span: Span,
     ) {
@@ -237,13 +246,13 @@ impl<'a> Lowering<'a> {
             .map(|c| c.map(|b| self.bodies[b].kind))
             .collect();
         // Fields that depend on t make the type this instance's own.
-        let type_name = if timed.is_empty() {
-            def.name.name.clone()
-        } else {
-            format!("{}@{name}", def.name.name)
+        let type_name = match (timed.list.is_empty(), &timed.owner) {
+            (true, _) => def.name.name.clone(),
+            (false, Some(owner)) => format!("{}@{owner}", def.name.name),
+            (false, None) => format!("{}@{name}", def.name.name),
         };
         let key = (type_name, mask);
-        if !self.ensure_type(def, &key, timed) {
+        if !self.ensure_type(def, &key, &timed.list) {
             return;
         }
         let bodies: Vec<usize> = conns.iter().flatten().copied().collect();
@@ -279,6 +288,19 @@ impl<'a> Lowering<'a> {
                     }),
                 }
             }
+            for (field, captures) in &sub.timed {
+                for (cname, value) in captures {
+                    let nodes = value.scalars().unwrap_or_default();
+                    match self.eval(&nodes, &q, &v, &p, Time::Forbidden) {
+                        Ok(x) => sub_fields.push((format!("{field}@{cname}"), x, span, None)),
+                        Err(msg) => self.errors.push(LowerError {
+                            span: Some(span),
+                            message: format!("`{cname}` in `{field}`: {msg}"),
+                            ..Default::default()
+                        }),
+                    }
+                }
+            }
             subs.push((
                 sub.ty.clone(),
                 sub_conns,
@@ -293,10 +315,36 @@ impl<'a> Lowering<'a> {
             self.record_inputs(&key, idx, fields);
             self.record_road(&key, idx, &bodies, span);
         }
-        for (ty, c, f, n, s) in subs {
+        for (k, (ty, c, f, n, s)) in subs.into_iter().enumerate() {
+            let timed = self.nested_timed(def, &key, k);
             if let Some(d) = self.typedef(&ty, s) {
-                self.instantiate(d, &c, &f, &[], &n, s);
+                self.instantiate(d, &c, &f, &timed, &n, s);
             }
+        }
+    }
+
+    /// The time-dependent fields of the `k`-th nested instance of the type `key` (of
+    /// `def`): their expressions from the type's own statements, and the shared type
+    /// name `TYPE@OUTER.NAME` (so all instances of the outer type share its code).
+    fn nested_timed(&self, def: &'a TypeDef, key: &TypeKey, k: usize) -> TimedFields<'a> {
+        let sub = &self.cache[key].subs[k];
+        let inst = def.body.iter().find_map(|s| match &s.kind {
+            StmtKind::Instance(i) if i.name.name == sub.name => Some(i),
+            _ => None,
+        });
+        let list = (sub.timed.iter())
+            .filter_map(|(field, captures)| {
+                let f = inst?.fields.iter().find(|f| &f.name.name == field)?;
+                Some(Timed {
+                    field: field.clone(),
+                    expr: &f.value,
+                    captures: captures.clone(),
+                })
+            })
+            .collect();
+        TimedFields {
+            list,
+            owner: Some(format!("{}.{}", key.0, sub.name)),
         }
     }
 

@@ -91,6 +91,10 @@ pub const CODES: &[(&str, &str)] = &[
     ("E0919", "road file is not a usable OpenCRG road"),
     (run_settings::E_SETTING, "simulate setting the run refuses"),
     ("E0921", "tyre `road` is not a road named by `crg(...)`"),
+    (
+        statements::E_TIMED_READS,
+        "time-dependent nested field reads a body or a moving value",
+    ),
     (plausible::E_MASS, "body mass not positive"),
     (plausible::E_INERTIA, "principal inertias not physical"),
     (plausible::E_SELF_JOINT, "joint connects a body to itself"),
@@ -227,6 +231,28 @@ struct Sub {
     ty: String,
     conns: Vec<BodyRef>,
     fields: Vec<(String, Vec<Id>, Span)>,
+    /// Fields that depend on `t` (a driver's schedule inside a preset): their names and
+    /// the values of the enclosing type they read (see [`Timed`]).
+    timed: Vec<(String, Vec<(String, Val)>)>,
+}
+
+/// A field that depends on `t`: no number but part of the instance's equations, so the
+/// instance gets an element type of its own. `captures` are the names of an enclosing
+/// element type that the expression reads (a nested driver's `value = w*t` reads the
+/// preset's `w`): each becomes a parameter slot `FIELD@NAME` of the new type, filled per
+/// instance, so all instances of the preset share that type's code.
+pub(crate) struct Timed<'a> {
+    pub(crate) field: String,
+    pub(crate) expr: &'a Expr,
+    pub(crate) captures: Vec<(String, Val)>,
+}
+
+/// The time-dependent fields of one instance and whose type they make: `TYPE@owner`.
+pub(crate) struct TimedFields<'a> {
+    pub(crate) list: Vec<Timed<'a>>,
+    /// The nested instance's path in its enclosing type (`motor.spin`), shared by all
+    /// instances of that type; `None`: the instance's own name (a top-level instance).
+    pub(crate) owner: Option<String>,
 }
 
 /// An element type lowered for one pattern of connections.

@@ -123,9 +123,9 @@ impl<'a> Lowering<'a> {
                         };
                         let mut names = Vec::new();
                         for e in items {
-                            match &e.kind {
-                                ExprKind::Name(n) => names.push(n.clone()),
-                                _ => self.err(e.span, "`given` lists body instances"),
+                            match given_name(e) {
+                                Some(n) => names.push(n),
+                                None => self.err(e.span, "`given` lists body instances"),
                             }
                         }
                         s.given = names;
@@ -202,5 +202,14 @@ impl<'a> Lowering<'a> {
             });
         }
         s
+    }
+}
+
+/// An entry of `given` as the runtime names it: `crank`, `pend.omega_body.z`.
+fn given_name(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Name(n) => Some(n.clone()),
+        ExprKind::Member(b, m) => Some(format!("{}.{}", given_name(b)?, m.name)),
+        _ => None,
     }
 }

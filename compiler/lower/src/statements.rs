@@ -51,34 +51,35 @@ pub(crate) fn output(lw: &mut Lowerer, name: &str, v: &Val, span: Span) {
 }
 
 pub(crate) fn collect_bodies(e: &Expr, bodies: &HashMap<String, usize>, out: &mut Vec<usize>) {
-    match &e.kind {
-        ExprKind::Name(n) => {
-            if let Some(&b) = bodies.get(n) {
-                if !out.contains(&b) {
-                    out.push(b);
-                }
+    visit_names(e, &mut |n| {
+        if let Some(&b) = bodies.get(n) {
+            if !out.contains(&b) {
+                out.push(b);
             }
         }
-        ExprKind::List(items) => items.iter().for_each(|i| collect_bodies(i, bodies, out)),
-        ExprKind::Neg(a) => collect_bodies(a, bodies, out),
-        ExprKind::Binary(_, a, b) | ExprKind::Compare(_, a, b) => {
-            collect_bodies(a, bodies, out);
-            collect_bodies(b, bodies, out);
+    });
+}
+
+/// Calls `f` with every name an expression reads (not the names of called functions).
+pub(crate) fn visit_names(e: &Expr, f: &mut impl FnMut(&str)) {
+    match &e.kind {
+        ExprKind::Name(n) => f(n),
+        ExprKind::List(items) | ExprKind::Call(_, items) => {
+            items.iter().for_each(|i| visit_names(i, f))
+        }
+        ExprKind::Neg(a) | ExprKind::Member(a, _) => visit_names(a, f),
+        ExprKind::Binary(_, a, b) | ExprKind::Compare(_, a, b) | ExprKind::Index(a, b) => {
+            visit_names(a, f);
+            visit_names(b, f);
         }
         ExprKind::If(c, a, b) => {
-            collect_bodies(c, bodies, out);
-            collect_bodies(a, bodies, out);
-            collect_bodies(b, bodies, out);
+            visit_names(c, f);
+            visit_names(a, f);
+            visit_names(b, f);
         }
-        ExprKind::Call(_, args) => args.iter().for_each(|i| collect_bodies(i, bodies, out)),
-        ExprKind::Member(b, _) => collect_bodies(b, bodies, out),
         ExprKind::Method(b, _, args) => {
-            collect_bodies(b, bodies, out);
-            args.iter().for_each(|i| collect_bodies(i, bodies, out));
-        }
-        ExprKind::Index(b, i) => {
-            collect_bodies(b, bodies, out);
-            collect_bodies(i, bodies, out);
+            visit_names(b, f);
+            args.iter().for_each(|i| visit_names(i, f));
         }
         ExprKind::Number(_) | ExprKind::Str(_) | ExprKind::Error => {}
     }
@@ -141,6 +142,14 @@ pub(crate) fn inlinable(def: &TypeDef) -> bool {
     })
 }
 
+/// Whether a value moves with the state or the time (is more than parameters).
+fn moves(lw: &mut Lowerer, ids: &[Id]) -> bool {
+    fdc_diff::ad::cone_any(lw.graph(), ids, |op| {
+        matches!(op, fdc_ir::Op::Input(slot, _) if slot != fdc_ir::Slot::P)
+            || matches!(op, fdc_ir::Op::Sym(_))
+    })
+}
+
 pub(crate) fn inline_instance(
     typedefs: &HashMap<String, &TypeDef>,
     lw: &mut Lowerer,
@@ -172,12 +181,7 @@ pub(crate) fn inline_instance(
         let Some(v) = lw.expr(&f.value) else { continue };
         // A value of parameters only is computed once per instance at build time (a
         // parameter slot); one that moves with the state or time stays an expression.
-        let moving = v.scalars().is_some_and(|ids| {
-            fdc_diff::ad::cone_any(lw.graph(), &ids, |op| {
-                matches!(op, fdc_ir::Op::Input(slot, _) if slot != fdc_ir::Slot::P)
-                    || matches!(op, fdc_ir::Op::Sym(_))
-            })
-        });
+        let moving = v.scalars().is_some_and(|ids| moves(lw, &ids));
         let v = if moving {
             Some(v)
         } else {
@@ -209,7 +213,7 @@ pub(crate) fn lower_stmts(
     typedefs: &HashMap<String, &TypeDef>,
     lw: &mut Lowerer,
     stmts: &[Stmt],
-    timed: &[(String, &Expr)],
+    timed: &[Timed],
     ctx: &mut StmtCtx,
 ) {
     for stmt in stmts {
@@ -369,8 +373,11 @@ fn nested_instance(
         }
     }
     let mut fields = Vec::new();
+    let mut timed = Vec::new();
     for f in &inst.fields {
-        if let Some(ids) = lw.expr(&f.value).and_then(|v| v.scalars()) {
+        if mentions_time(&f.value) {
+            timed.push((f.name.name.clone(), captures(lw, &f.value)));
+        } else if let Some(ids) = lw.expr(&f.value).and_then(|v| v.scalars()) {
             fields.push((f.name.name.clone(), ids, f.span));
         }
     }
@@ -388,5 +395,53 @@ fn nested_instance(
         ty: inst.ty.name.clone(),
         conns,
         fields,
+        timed,
     });
 }
+
+/// The names of the enclosing type that a time-dependent field of a nested instance
+/// reads, with their values (each becomes a parameter slot of the nested type, so the
+/// field's expression is lowered there; see [`Timed`]). Only parameters can be passed
+/// so: a body, or a value that moves with the state or time, is an error (E0922).
+fn captures(lw: &mut Lowerer, e: &Expr) -> Vec<(String, Val)> {
+    let mut names: Vec<String> = Vec::new();
+    visit_names(e, &mut |n| {
+        if lw.scope.contains_key(n) && !names.iter().any(|m| m == n) {
+            names.push(n.to_string());
+        }
+    });
+    let mut out = Vec::new();
+    for n in names {
+        let Some(v) = lw.scope.get(&n).cloned() else {
+            continue;
+        };
+        let what = match v.scalars() {
+            Some(ids) if !moves(lw, &ids) => {
+                out.push((n, v));
+                continue;
+            }
+            Some(_) => "a value that moves with the state or the time".to_string(),
+            None => format!("a {}", v.kind()),
+        };
+        lw.errors.push(LowerError {
+            span: Some(e.span),
+            message: format!(
+                "this field depends on `t` and reads `{n}` of the enclosing type, {what}"
+            ),
+            code: Some(E_TIMED_READS),
+            label: Some(format!("reads `{n}`")),
+            hint: Some(
+                "a time-dependent field of a nested instance becomes part of that \
+                 instance's own equations, which see the enclosing type's parameters as \
+                 numbers; pass a body as a connection, a measure of the state through \
+                 the nested type's own statements"
+                    .into(),
+            ),
+            ..Default::default()
+        });
+    }
+    out
+}
+
+/// E0922: a time-dependent field of a nested instance reads a body or a moving value.
+pub(crate) const E_TIMED_READS: &str = "E0922";

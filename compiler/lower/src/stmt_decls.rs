@@ -29,16 +29,30 @@ pub(crate) fn inline_param(lw: &mut Lowerer, decl: &ParamDecl, ctx: &mut StmtCtx
 
 /// `param NAME: T = default;`: a parameter slot of the element (or, for a field that
 /// depends on t, the field's expression).
-pub(crate) fn param(
-    lw: &mut Lowerer,
-    decl: &ParamDecl,
-    timed: &[(String, &Expr)],
-    ctx: &mut StmtCtx,
-) {
-    if let Some((_, field)) = timed.iter().find(|f| f.0 == decl.name.name) {
-        // A field that depends on t is part of the equations: lowered in
-        // the model's scope (globals only), no parameter slot.
-        let saved = std::mem::take(&mut lw.scope);
+pub(crate) fn param(lw: &mut Lowerer, decl: &ParamDecl, timed: &[Timed], ctx: &mut StmtCtx) {
+    if let Some(tf) = timed.iter().find(|f| f.field == decl.name.name) {
+        // A field that depends on t is part of the equations: lowered in the scope it
+        // was written in — the model's (globals only), or for a nested instance the
+        // enclosing type's names it reads, each a parameter slot here — no slot of its own.
+        let field = tf.expr;
+        let mut scope = HashMap::new();
+        for (name, outer) in &tf.captures {
+            let size = outer.scalars().map_or(0, |s| s.len());
+            let offset = lw.next_param;
+            lw.next_param += size;
+            let ids: Vec<Id> = (0..size)
+                .map(|i| lw.target.g().input(fdc_ir::Slot::P, offset + i))
+                .collect();
+            scope.insert(name.clone(), outer.with_scalars(&ids));
+            ctx.slots.push(ParamSlot {
+                name: format!("{}@{name}", tf.field),
+                offset,
+                size,
+                default: None,
+                span: field.span,
+            });
+        }
+        let saved = std::mem::replace(&mut lw.scope, scope);
         let v = lw.expr(field);
         lw.scope = saved;
         let want = decl.ty.as_ref().and_then(|t| size_of_type(&t.name));

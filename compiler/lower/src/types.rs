@@ -17,7 +17,7 @@ impl<'a> Lowering<'a> {
         &mut self,
         def: &'a TypeDef,
         key: &TypeKey,
-        timed: &[(String, &'a Expr)],
+        timed: &[Timed<'a>],
     ) -> bool {
         if self.cache.contains_key(key) {
             return true;
@@ -53,7 +53,7 @@ impl<'a> Lowering<'a> {
         &mut self,
         def: &'a TypeDef,
         key: &TypeKey,
-        timed: &[(String, &'a Expr)],
+        timed: &[Timed<'a>],
         graph: &mut Graph,
         n_params: usize,
         dry: bool,

@@ -573,3 +573,90 @@ fn settings_the_run_refuses_are_diagnostics_on_their_values() {
         );
     }
 }
+
+/// A model with indexed instances made by loops: at top level and inside a type.
+const LOOPED: &str = "param N = 3;
+for i in 0..N {
+    body crank[i]: rigid_body { mass = 1; inertia = [1, 1, 1]; position = [i, 0, 0]; }
+    if i > 0 {
+        joint pin[i]: revolute(crank[i], crank[i - 1]) { at = [i - 0.5, 0, 0]; axis = [0, 0, 1]; }
+    }
+}
+force anchors(b: body) {
+    for m in 0..8 {
+        force s[m]: spring_damper(b) { at_a = [m, 0, 5]; at_b = [m, 0, 6]; stiffness = 1; }
+    }
+}
+force hold: anchors(crank[0]);
+output x2 = crank[2].position.x;
+output y1 = crank[1].
+";
+
+fn hover_text(s: &mut Server, uri: &str, line: u32, character: u32) -> String {
+    let h = request(s, "textDocument/hover", at(uri, line, character));
+    h["contents"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Hover on an indexed declaration or use names the instances the loop made; after
+/// `crank[1].` completion offers a body's members.
+#[test]
+fn indexed_names_in_hover_and_completion() {
+    let uri = "file:///tmp/fdc-lsp-indexed/m.fd";
+    let mut s = Server::new();
+    open(&mut s, uri, LOOPED);
+    let cranks = "One of the 3 instances `crank[0]`, `crank[1]`, `crank[2]`";
+    // The declaration `crank[i]`.
+    let h = hover_text(&mut s, uri, 2, 10);
+    assert!(
+        h.contains(cranks) && h.contains("rigid_body") && h.contains("`mass`"),
+        "{h}"
+    );
+    // `crank[i - 1]` in the joint (the first iteration that makes one: i = 1).
+    let h = hover_text(&mut s, uri, 4, 43);
+    assert!(
+        h.starts_with("`crank[0]`: body") && h.contains(cranks),
+        "{h}"
+    );
+    // `pin[i]` exists for i > 0 only.
+    let h = hover_text(&mut s, uri, 4, 15);
+    assert!(
+        h.contains("One of the 2 instances `pin[1]`, `pin[2]`"),
+        "{h}"
+    );
+    // Nested instances of a type: 8, listed shortly.
+    let h = hover_text(&mut s, uri, 9, 15);
+    assert!(
+        h.contains("One of the 8 instances `s[0]`, `s[1]`, …, `s[7]`"),
+        "{h}"
+    );
+    // A use at top level, and a plain instance (no family line).
+    let h = hover_text(&mut s, uri, 13, 14);
+    assert!(
+        h.starts_with("`crank[2]`: body") && h.contains(cranks),
+        "{h}"
+    );
+    let h = hover_text(&mut s, uri, 12, 7);
+    assert!(
+        h.contains("force hold: anchors") && !h.contains("One of"),
+        "{h}"
+    );
+    let labels = |items: Value| -> Vec<String> {
+        (items.as_array().unwrap().iter())
+            .map(|i| i["label"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // After `crank[1].`: members of a body, no value names.
+    let items = labels(request(&mut s, "textDocument/completion", at(uri, 14, 21)));
+    for m in ["position", "rotation", "point", "omega_body"] {
+        assert!(items.iter().any(|l| l == m), "{m} missing: {items:?}");
+    }
+    assert!(!items.iter().any(|l| l == "N"), "{items:?}");
+    // Where a value goes: every indexed instance by its name.
+    let items = labels(request(&mut s, "textDocument/completion", at(uri, 13, 12)));
+    for n in ["crank[0]", "crank[1]", "crank[2]", "pin[1]", "pin[2]"] {
+        assert!(items.iter().any(|l| l == n), "{n} missing: {items:?}");
+    }
+}

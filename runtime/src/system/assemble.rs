@@ -15,8 +15,8 @@
 //! i.e. the minimizer of |Φ + BΔ|²/μ + |d + Δ|²_M; q ← q ∘ exp(Δ) through `Update`.
 //! μ → 0 is the constrained Gauss–Newton step (quadratic convergence on Φ); a step
 //! that does not lower |Φ| is retried with a larger μ, so a loop that cannot close ends
-//! at its least-squares gap, which the error reports. Dofs of `given` bodies and
-//! constraint rows that are redundant once those dofs are held get a unit diagonal
+//! at its least-squares gap, which the error reports. Dofs held by `given` (`given.rs`)
+//! and constraint rows that are redundant once those dofs are held get a unit diagonal
 //! (Δ = 0, y = 0); every row, redundant or not, must hold at the end.
 
 use super::*;
@@ -48,28 +48,8 @@ impl System {
         &self.corrections
     }
 
-    /// Velocity dofs of the bodies named in `given` (an unknown name is a bad setting).
-    fn given_dofs(&self, given: &[String]) -> Result<Vec<bool>, RuntimeError> {
-        let mut held = vec![false; self.nv];
-        for name in given {
-            let body = self
-                .inst
-                .iter()
-                .find(|e| &e.name == name && self.table.types[e.ty].owns_coordinates)
-                .ok_or_else(|| {
-                    RuntimeError::BadSettings(format!(
-                        "`given` names `{name}`, which is not a body of the model"
-                    ))
-                })?;
-            for &g in &body.v_map {
-                held[g] = true;
-            }
-        }
-        Ok(held)
-    }
-
     /// Rows of B (from the IC matrix) without the held columns.
-    fn free_b_rows(&self, held: &[bool]) -> Vec<Vec<(usize, f64)>> {
+    pub(super) fn free_b_rows(&self, held: &[bool]) -> Vec<Vec<(usize, f64)>> {
         let nv = self.nv;
         let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); self.nl];
         for c in (0..nv).filter(|&c| !held[c]) {
@@ -95,7 +75,7 @@ impl System {
         if !settings.assemble || self.nl == 0 {
             return Ok(());
         }
-        let held = self.given_dofs(&settings.given)?;
+        let held = self.held(&settings.given)?.position;
         self.assemble_ic(c);
         let phi0 = inf_norm(&self.ic_phi);
         if phi0.is_finite() && phi0 <= POSITION_TOL {
@@ -216,16 +196,7 @@ impl System {
             }
         }
         let mu = mu_rel * schur.iter().fold(0.0f64, |m, &s| m.max(s)).max(1e-300);
-        for col in 0..nx {
-            for pos in self.icp.col_ptr[col]..self.icp.col_ptr[col + 1] {
-                let r = self.icp.row_idx[pos];
-                if dead[r] || dead[col] {
-                    self.icv[pos] = if r == col { 1.0 } else { 0.0 };
-                } else if r == col && r >= nv {
-                    self.icv[pos] = -mu;
-                }
-            }
-        }
+        self.cut_ic(dead, Some(mu));
         for l in 0..nl {
             rhs[nv + l] = -self.ic_phi[l];
         }

@@ -277,7 +277,8 @@ impl System {
             self.warnings.extend(lines);
             self.assemble_ic(&c);
         }
-        self.project_velocities(&c)?;
+        let held = self.held(&settings.given)?;
+        self.project_velocities(&c, held.velocities().then_some(&held.velocity[..]))?;
 
         // Consistent accelerations and multipliers.
         self.assemble_ic(&c);
@@ -344,8 +345,13 @@ impl System {
         Ok(())
     }
 
-    /// Velocity projection onto B v + Φ_t = 0.
-    fn project_velocities(&mut self, c: &Coefficients) -> Result<(), RuntimeError> {
+    /// Velocity projection onto B v + Φ_t = 0: the correction of least ½ΔvᵀMΔv, zero
+    /// in the velocity dofs `held` by `given` (`given.rs`).
+    fn project_velocities(
+        &mut self,
+        c: &Coefficients,
+        held: Option<&[bool]>,
+    ) -> Result<(), RuntimeError> {
         let mut converged = self.nl == 0;
         for _ in 0..10 {
             let g = two_norm(&self.ic_g);
@@ -356,6 +362,13 @@ impl System {
             self.ic_rhs[..self.nv].fill(0.0);
             for l in 0..self.nl {
                 self.ic_rhs[self.nv + l] = -self.ic_g[l];
+            }
+            if let Some(held) = held {
+                let dead = self.dead_velocity_unknowns(held);
+                self.cut_ic(&dead, None);
+                for (x, _) in self.ic_rhs.iter_mut().zip(&dead).filter(|(_, &d)| d) {
+                    *x = 0.0;
+                }
             }
             self.ic_solve(c)?;
             for i in 0..self.nv {

@@ -6,7 +6,7 @@
 //!
 //! One job per file: `setup` (checks, maps, patterns), `eval` (element calls and
 //! assembly), `ic` (initial conditions), `newton` (one attempt of a step),
-//! `assemble` (initial position assembly), `step_control` (accepting, step size, output grid, `run`), `output` (rows and
+//! `assemble` (initial position assembly), `given` (coordinates held as written), `step_control` (accepting, step size, output grid, `run`), `output` (rows and
 //! statistics), `culprit` (failure messages), `linearize` (eigenmodes), `state` (snapshots).
 
 use crate::assembly::Pattern;
@@ -203,6 +203,7 @@ mod culprit;
 mod dense;
 mod diverge;
 mod eval;
+mod given;
 mod ic;
 pub mod linearize;
 mod newton;

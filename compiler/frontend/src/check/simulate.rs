@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// The coordinates of a body that `given` may name one component of (`b.position.x`):
+/// the runtime's list (`runtime/src/system/given.rs`).
+const GIVEN_COORDINATES: &[&str] = &["position", "velocity", "omega_body"];
+
 impl<'m> Checker<'m> {
     pub(super) fn check_simulate(&mut self, settings: &[Field], env: &Env) {
         let mut seen: HashMap<&str, Span> = HashMap::new();
@@ -51,13 +55,30 @@ impl<'m> Checker<'m> {
                         _ => std::slice::from_ref(&f.value),
                     };
                     for e in items {
-                        let is_name = matches!(&e.kind, ExprKind::Name(n) if n != "ground");
-                        let v = self.expr(e, env);
-                        if !is_name || v.ty != Ty::Body {
+                        // `body` or one of its coordinates, `body.position.x`.
+                        let (body, coordinate) = match &e.kind {
+                            ExprKind::Member(inner, axis) => match &inner.kind {
+                                ExprKind::Member(b, what) => {
+                                    (&**b, Some((what.name.as_str(), axis.name.as_str())))
+                                }
+                                _ => (e, Some(("", ""))),
+                            },
+                            _ => (e, None),
+                        };
+                        let is_name = matches!(&body.kind, ExprKind::Name(n) if n != "ground");
+                        let v = self.expr(body, env);
+                        let known = coordinate.is_none_or(|(what, axis)| {
+                            GIVEN_COORDINATES.contains(&what) && ["x", "y", "z"].contains(&axis)
+                        });
+                        if !is_name || v.ty != Ty::Body || !known {
+                            let label = match known {
+                                true => "not a body of the model",
+                                false => "not a coordinate of a body",
+                            };
                             self.diags.push(
                                 Diagnostic::error("E0214", format!("invalid value for `{key}`"))
-                                    .at(e.span, "not a body of the model")
-                                    .note("expected a body instance or a list `[a, b]` of them: their initial coordinates stay as written during assembly"),
+                                    .at(e.span, label)
+                                    .note("expected a body instance (its position stays as written during assembly), one coordinate `b.position.x`, `b.velocity.x`, `b.omega_body.x` (y, z alike; kept in the assembly or the velocity projection), or a list `[a, b.omega_body.z]` of them"),
                             );
                         }
                     }

@@ -101,8 +101,9 @@ fn context(before: &str) -> Context {
             return Context::ValueType;
         }
     }
+    // `b.` and `crank[3].` (an indexed instance).
     if prefix.ends_with('.')
-        && prefix[..prefix.len() - 1].ends_with(|c: char| c.is_alphabetic() || c == '_')
+        && prefix[..prefix.len() - 1].ends_with(|c: char| c.is_alphabetic() || c == '_' || c == ']')
     {
         return Context::Member;
     }

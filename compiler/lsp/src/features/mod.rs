@@ -10,6 +10,7 @@ use lsp_types::*;
 use std::collections::BTreeMap;
 
 mod completion;
+mod indexed;
 pub use completion::completion;
 
 const KINDS: &[Kind] = &[
@@ -188,6 +189,10 @@ fn decl_markdown(doc: &Document, d: Decl<'_>) -> String {
                     i.name.name,
                     i.ty.name
                 );
+                if let Some(f) = indexed::family_markdown(doc, i) {
+                    s.push_str(&f);
+                    s.push('\n');
+                }
                 s.push_str(&type_markdown(doc, t));
                 return s;
             }
