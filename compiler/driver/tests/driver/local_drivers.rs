@@ -4,7 +4,7 @@
 //! prescribed motion: the body's own orientation, the sensor's continuous angle through
 //! more than half a revolution and the driving torque J·φ''.
 
-mod common;
+use crate::common;
 
 use common::{build_text, channel, simulate};
 

@@ -4,7 +4,7 @@
 //! against its closed form; without `given` the projection's mass-metric compromise
 //! gives the other closed form (so the tests fail if `given` were ignored).
 
-mod common;
+use crate::common;
 
 use common::{build_text, channel, simulate};
 
