@@ -205,6 +205,7 @@ mod diverge;
 mod eval;
 mod ic;
 pub mod linearize;
+mod mode_shape;
 mod newton;
 mod output;
 mod redundant;
