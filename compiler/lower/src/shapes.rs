@@ -205,7 +205,34 @@ pub struct Glyph {
     pub ends: Vec<(Option<String>, [f64; 3])>,
     /// A joint's `axis` in the frame of its first body.
     pub axis: Option<[f64; 3]>,
+    /// A tyre's analytic road (the page draws its surface).
+    pub road: Option<AnalyticRoad>,
 }
+
+/// The analytic road under a tyre: the arguments of `road_height` (stdlib/roads.fd)
+/// as the tyre's parameters hold them after the build. The road formula's home is
+/// roads.fd; the page evaluates the same sum (test: its surface against the tyre's
+/// `road_height` output).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnalyticRoad {
+    /// [height at the origin, slope along x, slope along y].
+    pub plane: [f64; 3],
+    /// Harmonics along x and along y: [amplitudes, spatial frequencies, phases],
+    /// component i of each the harmonic i.
+    pub x: [[f64; 3]; 3],
+    pub y: [[f64; 3]; 3],
+}
+
+/// The fields of a tyre type that hold its analytic road, in `road_height`'s order.
+const ROAD_FIELDS: [&str; 7] = [
+    "road_plane",
+    "road_x_amp",
+    "road_x_freq",
+    "road_x_phase",
+    "road_y_amp",
+    "road_y_freq",
+    "road_y_phase",
+];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GlyphKind {
@@ -213,6 +240,9 @@ pub enum GlyphKind {
     Joint,
     /// A force with `at_a` and `at_b` (spring_damper): a line between the two points.
     Spring,
+    /// A tyre (a type with the fields of an analytic road and `at`): a marker at the
+    /// wheel centre; the page puts one at the contact point from `NAME.contact.*`.
+    Tyre,
 }
 
 /// A connected body at t = 0: its name, position and orientation (w, x, y, z).
@@ -263,6 +293,7 @@ pub(super) fn glyph_of(
         kind,
         ends,
         axis,
+        road: None,
     })
 }
 
@@ -310,5 +341,41 @@ impl<'a> Lowering<'a> {
         if let Some(g) = glyph_of(inst.kind, &inst.name.name, &frames, fields) {
             self.glyphs.push(g);
         }
+    }
+}
+
+impl Lowering<'_> {
+    /// The glyph of a tyre, with the analytic road its parameters hold (every slot of
+    /// [`ROAD_FIELDS`] and `at`, one body with a pose); nothing for other types.
+    pub(super) fn tyre_glyph(&mut self, key: &TypeKey, instance: usize, bodies: &[usize]) {
+        let slots = &self.cache[key].slots;
+        let p = &self.instances[instance].params;
+        let vec3 = |name: &str| {
+            let s = slots.iter().find(|s| s.name == name && s.size == 3)?;
+            Some([p[s.offset], p[s.offset + 1], p[s.offset + 2]])
+        };
+        let fields: Option<Vec<[f64; 3]>> = ROAD_FIELDS.iter().map(|n| vec3(n)).collect();
+        let (Some(f), Some(at), [body]) = (fields, vec3("at"), bodies) else {
+            return;
+        };
+        let q0 = &self.bodies[*body].q0;
+        if q0.len() != 7 {
+            return;
+        }
+        let centre = [0, 1, 2].map(|i| at[i] - q0[i]);
+        self.glyphs.push(Glyph {
+            instance: self.instances[instance].name.clone(),
+            kind: GlyphKind::Tyre,
+            ends: vec![(
+                Some(self.body_name(*body).to_string()),
+                rotate_back([q0[3], q0[4], q0[5], q0[6]], centre),
+            )],
+            axis: None,
+            road: Some(AnalyticRoad {
+                plane: f[0],
+                x: [f[1], f[2], f[3]],
+                y: [f[4], f[5], f[6]],
+            }),
+        });
     }
 }
