@@ -184,20 +184,23 @@ fn shape_json(s: &Shape) -> Value {
     v
 }
 
-/// A glyph for the page: `joint` (one end, maybe an axis) or `spring` (two ends), each
-/// end a body (null: ground) and a point in its frame.
+/// A glyph for the page: `joint` (one end, maybe an axis), `spring` (two ends),
+/// `point` (a force at a point: one or two ends, maybe a constant global `force`) or
+/// `tyre` (the wheel centre, maybe its analytic `road`), each end a body (null:
+/// ground) and a point in its frame.
 fn glyph_json(g: &Glyph) -> Value {
     let kind = match g.kind {
         GlyphKind::Joint => "joint",
         GlyphKind::Spring => "spring",
         GlyphKind::Tyre => "tyre",
+        GlyphKind::Point => "point",
     };
     let road = g
         .road
         .as_ref()
         .map(|r| json!({"plane": r.plane, "x": r.x, "y": r.y}));
     json!({
-        "name": g.instance, "kind": kind, "axis": g.axis, "road": road,
+        "name": g.instance, "kind": kind, "axis": g.axis, "road": road, "force": g.force,
         "ends": g.ends.iter().map(|(b, p)| json!({"body": b, "at": p})).collect::<Vec<_>>(),
     })
 }

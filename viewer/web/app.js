@@ -178,6 +178,19 @@ function buildGlyphs(list) {
       out.dot = new THREE.Mesh(new THREE.SphereGeometry(size / 2, 16, 8), mat);
       out.parts.push(out.dot);
       glyphRoot.add(out.dot);
+    } else if (g.kind === 'point') {
+      // A force at a point: a marker on the first body, a line to the same point of
+      // the second (a bushing's deflection).
+      const dot = new THREE.Mesh(new THREE.SphereGeometry(size / 2, 16, 8), mat);
+      dot.position.copy(ends[0].at);
+      ends[0].group.add(dot);
+      out.parts.push(dot);
+      if (ends.length === 2) {
+        out.line = new THREE.Line(new THREE.BufferGeometry().setFromPoints([ends[0].at, ends[1].at]), lineMat);
+        glyphRoot.add(out.line);
+        out.parts.push(out.line);
+      }
+      out.force = g.force && new THREE.Vector3(...g.force);
     } else if (g.kind === 'joint') {
       const dot = new THREE.Mesh(new THREE.SphereGeometry(size / 2, 16, 8), mat);
       dot.position.copy(ends[0].at);
@@ -220,6 +233,17 @@ function placeGlyphs(row) {
       const c = shown ? ['x', 'y', 'z'].map((k) => shown.channels.indexOf(`${g.name}.contact.${k}`)) : [-1];
       if (row && c.every((i) => i >= 0)) g.dot.position.set(...c.map((i) => row[i]));
       else g.dot.position.copy(world(g.ends[0]));
+      continue;
+    }
+    if (g.kind === 'point') {
+      if (g.line) g.line.geometry.setFromPoints(g.ends.map(world));
+      // A constant force: its arrow at the point, the largest force a quarter of the view.
+      g.arrow.visible = $('arrows').checked && !!g.force && g.force.length() > 0;
+      if (!g.arrow.visible) continue;
+      const peak = Math.max(...glyphs.filter((x) => x.force).map((x) => x.force.length()));
+      g.arrow.position.copy(world(g.ends[0]));
+      g.arrow.setDirection(g.force.clone().normalize());
+      g.arrow.setLength(g.force.length() / peak * orbit.half * 0.5);
       continue;
     }
     if (g.kind !== 'spring') continue;

@@ -292,7 +292,7 @@ impl<'a> Lowering<'a> {
             let idx = self.push_instance(fi, name, p, &bodies, own);
             self.record_inputs(&key, idx, fields);
             self.record_road(&key, idx, &bodies, span);
-            self.tyre_glyph(&key, idx, &bodies);
+            self.point_glyph(def.kind, &key, idx, &bodies);
         }
         for (ty, c, f, n, s) in subs {
             if let Some(d) = self.typedef(&ty, s) {
