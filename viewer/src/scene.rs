@@ -225,6 +225,29 @@ mod tests {
     }
 
     #[test]
+    fn data_road_grid_lies_on_the_road() {
+        // straight.crg: 40 m in steps of 0.5 m, 9 sections from v = -2 to 2 m.
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/roads/straight.crg");
+        let road = fdc_road::Road::new(fdc_road::Crg::open(&path).unwrap(), None).unwrap();
+        let g = RoadGrid::of(&road);
+        assert_eq!((g.nu, g.nv), (80 * ROAD_SUB + 1, 8 * ROAD_SUB + 1));
+        assert_eq!(g.points.len(), g.nu * g.nv);
+        // Each point's height is the road's at its (x, y), through the other mapping
+        // ((x, y) -> (u, v)); the relief is there (±3 cm bumps).
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for p in &g.points {
+            let z = road.height(p[0], p[1]);
+            assert!((z - p[2]).abs() < 1e-9, "{p:?}: {z}");
+            (lo, hi) = (lo.min(p[2]), hi.max(p[2]));
+        }
+        assert!(hi - lo > 0.03, "relief {lo}..{hi}");
+        // The default modifiers put the start of the reference line at the origin.
+        let mid = g.points[(g.nv - 1) / 2];
+        assert!(mid[0].abs() < 1e-9 && mid[1].abs() < 1e-9, "{mid:?}");
+    }
+
+    #[test]
     fn no_box_for_impossible_inertia() {
         assert_eq!(equivalent_box(1.0, [1.0, 0.1, 0.1]), None);
         assert_eq!(equivalent_box(0.0, [1.0, 1.0, 1.0]), None);
