@@ -34,7 +34,7 @@ pub use model::{quat_matrix, ElementInstance, Model, RoadContact, Roads, Runtime
 pub use settings::{
     ErrorWeights, Form, Newton, Predictor, Scheme, SettingError, Settings, StepControl,
 };
-pub use system::linearize::{Linearization, Mode, ModeKind};
+pub use system::linearize::{BodyMotion, Linearization, Mode, ModeKind};
 pub use system::{
     redundant_rows, Correction, MemorySink, ResultSink, RunStats, State, StepReport, System,
     TimingStats,

@@ -67,6 +67,9 @@ pub struct State {
     pub scene: Option<Value>,
     /// Rises with every successful build: the page rebuilds its meshes then.
     pub scene_version: u64,
+    /// The eigenmodes of the last good build with the model's own values
+    /// (`fdc modes --json`, mode vectors included), or `{"error": ...}`.
+    pub modes: Option<Value>,
     pub runs: Vec<Run>,
     next_run: u64,
 }
@@ -84,6 +87,7 @@ impl State {
             "diagnostics": self.diagnostics,
             "scene": self.scene,
             "scene_version": self.scene_version,
+            "modes": self.modes,
             "runs": self.runs.iter().map(|r| json!({
                 "id": r.id, "set": r.set, "rows": r.rows.len(), "done": r.done,
                 "error": r.error,
@@ -281,6 +285,11 @@ fn rebuild(opts: &SessionOptions, state: &Mutex<State>) -> Option<Template> {
     let built = catch_unwind(AssertUnwindSafe(|| {
         Template::build(&opts.model, &opts.build)
     }));
+    let modes = built
+        .as_ref()
+        .ok()
+        .and_then(|b| b.as_ref().ok())
+        .map(modes_of);
     let mut s = lock(state);
     s.bump();
     let t = match built {
@@ -301,7 +310,26 @@ fn rebuild(opts: &SessionOptions, state: &Mutex<State>) -> Option<Template> {
     s.diagnostics = None;
     s.scene = Some(Scene::of(&t).to_json());
     s.scene_version += 1;
+    s.modes = modes;
     Some(t)
+}
+
+/// The modes about the initial state with the model's own values, as `fdc modes
+/// --json` prints them; a model that cannot be linearized says why instead.
+fn modes_of(t: &Template) -> Value {
+    let outcome = catch_unwind(AssertUnwindSafe(|| -> Result<Value, String> {
+        let inst = t.instantiate(&[]).map_err(|e| error_text(&e))?;
+        let settings = runtime_settings(&inst.settings, &Overrides::default())?;
+        let mut sys = System::new(inst.model).map_err(|e| e.to_string())?;
+        sys.initialize(&settings).map_err(|e| e.to_string())?;
+        let lin = sys.linearize().map_err(|e| e.to_string())?;
+        Ok(fdc_driver::report::modes_json(&lin))
+    }));
+    match outcome {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => json!({ "error": e }),
+        Err(p) => json!({ "error": format!("internal error: {}", panic_text(p)) }),
+    }
 }
 
 /// The full text of why a build stopped: rendered diagnostics with file:line:col.

@@ -2,8 +2,9 @@
 // the result back and plots chosen channels with a cursor at the current time. It
 // knows nothing of the model beyond the scene (the shapes of each body) the server sends.
 // Query options: bare=1 (scene only), view=top (orthographic from +z), flat=1 (unlit
-// colours), t=T (paused at T), glyphs=1 and arrows=1 (the Show boxes checked). Tests
-// read window.fdcView.
+// colours), t=T (paused at T), glyphs=1 and arrows=1 (the Show boxes checked), mode=N
+// (mode N of the list animated), bodies=0 (bodies hidden: the road under them shows).
+// Tests read window.fdcView.
 
 const embedded = window.FDC_EMBED;
 const threeUrl = embedded
@@ -171,7 +172,26 @@ function buildGlyphs(list) {
   glyphs = list.map((g) => {
     const ends = g.ends.map((e) => ({ group: groupOf(e.body), at: new THREE.Vector3(...e.at) }));
     const out = { kind: g.kind, name: g.name, ends, parts: [] };
-    if (g.kind === 'joint') {
+    if (g.kind === 'tyre') {
+      // At the contact point NAME.contact.* where the run has it (placeGlyphs), else
+      // at the wheel centre.
+      out.dot = new THREE.Mesh(new THREE.SphereGeometry(size / 2, 16, 8), mat);
+      out.parts.push(out.dot);
+      glyphRoot.add(out.dot);
+    } else if (g.kind === 'point') {
+      // A force at a point: a marker on the first body, a line to the same point of
+      // the second (a bushing's deflection).
+      const dot = new THREE.Mesh(new THREE.SphereGeometry(size / 2, 16, 8), mat);
+      dot.position.copy(ends[0].at);
+      ends[0].group.add(dot);
+      out.parts.push(dot);
+      if (ends.length === 2) {
+        out.line = new THREE.Line(new THREE.BufferGeometry().setFromPoints([ends[0].at, ends[1].at]), lineMat);
+        glyphRoot.add(out.line);
+        out.parts.push(out.line);
+      }
+      out.force = g.force && new THREE.Vector3(...g.force);
+    } else if (g.kind === 'joint') {
       const dot = new THREE.Mesh(new THREE.SphereGeometry(size / 2, 16, 8), mat);
       dot.position.copy(ends[0].at);
       out.parts.push(dot);
@@ -209,6 +229,23 @@ function peakOf(run, i) {
 function placeGlyphs(row) {
   const world = (e) => e.group.localToWorld(e.at.clone());
   for (const g of glyphs) {
+    if (g.kind === 'tyre') {
+      const c = shown ? ['x', 'y', 'z'].map((k) => shown.channels.indexOf(`${g.name}.contact.${k}`)) : [-1];
+      if (row && c.every((i) => i >= 0)) g.dot.position.set(...c.map((i) => row[i]));
+      else g.dot.position.copy(world(g.ends[0]));
+      continue;
+    }
+    if (g.kind === 'point') {
+      if (g.line) g.line.geometry.setFromPoints(g.ends.map(world));
+      // A constant force: its arrow at the point, the largest force a quarter of the view.
+      g.arrow.visible = $('arrows').checked && !!g.force && g.force.length() > 0;
+      if (!g.arrow.visible) continue;
+      const peak = Math.max(...glyphs.filter((x) => x.force).map((x) => x.force.length()));
+      g.arrow.position.copy(world(g.ends[0]));
+      g.arrow.setDirection(g.force.clone().normalize());
+      g.arrow.setLength(g.force.length() / peak * orbit.half * 0.5);
+      continue;
+    }
     if (g.kind !== 'spring') continue;
     const [a, b] = g.ends.map(world);
     g.line.geometry.setFromPoints([a, b]);
@@ -227,10 +264,13 @@ function placeGlyphs(row) {
 const runs = new Map();   // id -> { id, set, channels, times, rows, done, error }
 let shown = null;         // the run on the screen (the newest)
 
+// The columns of a body's pose: R, and θ where the body has one (a point mass has
+// none: it keeps the identity orientation, index -1).
 function columns(run, name) {
   const want = ['R.x', 'R.y', 'R.z', 'theta.w', 'theta.x', 'theta.y', 'theta.z'];
   const idx = want.map((w) => run.channels.indexOf(`${name}.${w}`));
-  return idx.some((i) => i < 0) ? null : idx;
+  if (idx.slice(0, 3).some((i) => i < 0)) return null;
+  return idx.slice(3).some((i) => i < 0) ? [...idx.slice(0, 3), -1, -1, -1, -1] : idx;
 }
 
 // Extent of the run: the camera frames every place a body goes.
@@ -257,7 +297,78 @@ function frame(run) {
   grid.position.set(orbit.target.x, orbit.target.y, box.min.z - 0.01 * span);
   grid.visible = $('grid').checked && !top;
   scene.add(grid);
+  buildRoads(box, span);
   placeCamera();
+}
+
+// ---- the road surface: data roads as sampled by the server, analytic roads here ------
+// Coloured by height from ROAD_LO (lowest) to ROAD_HI (highest point of all roads
+// shown), linear in the displayed (sRGB) colour.
+const ROAD_LO = [40, 60, 200], ROAD_HI = [230, 200, 40];
+let roadRoot = null, roadRange = null;
+// h(x, y) of stdlib/roads.fd `road_height` (that file is the formula's home; the
+// browser test checks this surface against the tyre's `road_height` output).
+function roadHeight(r, x, y) {
+  const waves = ([a, f, p], s) => a.reduce((sum, ai, i) => sum + ai * Math.sin(2 * Math.PI * f[i] * s + p[i]), 0);
+  return r.plane[0] + r.plane[1] * x + r.plane[2] * y + waves(r.x, x) + waves(r.y, y);
+}
+// The analytic roads of the tyres (one per distinct road), over the run's extent with
+// a margin, at about 12 points per shortest wavelength (at most 4000 along an axis).
+function analyticGrids(box, span) {
+  const seen = new Set(), out = [];
+  const hasData = (sceneData.roads || []).length > 0;
+  for (const g of sceneData.glyphs || []) {
+    if (!g.road) continue;
+    const key = JSON.stringify(g.road);
+    const flat = g.road.plane.every((v) => v === 0) && [...g.road.x[0], ...g.road.y[0]].every((v) => v === 0);
+    if (seen.has(key) || (flat && hasData)) continue;
+    seen.add(key);
+    const m = 0.25 * span + 0.5;
+    const [x0, x1, y0, y1] = [box.min.x - m, box.max.x + m, box.min.y - m, box.max.y + m];
+    const count = (len, f) => Math.max(2, Math.min(4000, Math.max(
+      Math.ceil(len * 12 * Math.max(0, ...f.map(Math.abs))), Math.ceil(len / span * 40)) + 1));
+    const nu = count(x1 - x0, g.road.x[1]), nv = count(y1 - y0, g.road.y[1]);
+    const points = [];
+    for (let i = 0; i < nu; i++) for (let j = 0; j < nv; j++) {
+      const x = x0 + (x1 - x0) * i / (nu - 1), y = y0 + (y1 - y0) * j / (nv - 1);
+      points.push(x, y, roadHeight(g.road, x, y));
+    }
+    out.push({ nu, nv, points });
+  }
+  return out;
+}
+function buildRoads(box, span) {
+  if (roadRoot) scene.remove(roadRoot);
+  roadRoot = new THREE.Group();
+  const grids = [...(sceneData.roads || []), ...analyticGrids(box, span)];
+  let lo = Infinity, hi = -Infinity;
+  for (const g of grids) for (let k = 2; k < g.points.length; k += 3) { lo = Math.min(lo, g.points[k]); hi = Math.max(hi, g.points[k]); }
+  roadRange = grids.length ? { zmin: lo, zmax: hi, lo: ROAD_LO, hi: ROAD_HI } : null;
+  const colour = new THREE.Color();
+  for (const g of grids) {
+    const geo = new THREE.BufferGeometry();
+    geo.setAttribute('position', new THREE.BufferAttribute(new Float32Array(g.points), 3));
+    const cols = new Float32Array(g.points.length);
+    for (let k = 0; k < g.points.length; k += 3) {
+      const s = hi > lo ? (g.points[k + 2] - lo) / (hi - lo) : 0.5;
+      const c = ROAD_LO.map((a, i) => (a + s * (ROAD_HI[i] - a)) / 255);
+      colour.setRGB(c[0], c[1], c[2], THREE.SRGBColorSpace);
+      cols.set([colour.r, colour.g, colour.b], k);
+    }
+    geo.setAttribute('color', new THREE.BufferAttribute(cols, 3));
+    const idx = [];
+    for (let i = 0; i + 1 < g.nu; i++) for (let j = 0; j + 1 < g.nv; j++) {
+      const a = i * g.nv + j, b = a + g.nv;
+      idx.push(a, b, a + 1, a + 1, b, b + 1);
+    }
+    geo.setIndex(idx);
+    geo.computeVertexNormals();
+    const o = { vertexColors: true, side: THREE.DoubleSide };
+    roadRoot.add(new THREE.Mesh(geo, opts.get('flat') ? new THREE.MeshBasicMaterial(o)
+                                                      : new THREE.MeshStandardMaterial({ ...o, roughness: 0.9 })));
+  }
+  roadRoot.visible = $('road').checked;
+  scene.add(roadRoot);
 }
 
 // The row values at time t: linear between rows (quaternions renormalized).
@@ -274,22 +385,77 @@ function sample(run, t) {
 let time = 0;
 function draw() {
   if (shown) {
-    const row = sample(shown, time);
+    const mode = chosenMode();
+    const row = mode ? shown.rows[0] : sample(shown, time);
     for (const b of bodies) {
       const c = columns(shown, b.name);
       b.mesh.visible = !!(c && row);
       if (!c || !row) continue;
       b.mesh.position.set(row[c[0]], row[c[1]], row[c[2]]);
-      b.mesh.quaternion.set(row[c[4]], row[c[5]], row[c[6]], row[c[3]]).normalize();
+      if (c[3] < 0) b.mesh.quaternion.identity();
+      else b.mesh.quaternion.set(row[c[4]], row[c[5]], row[c[6]], row[c[3]]).normalize();
+      if (mode) displace(b, mode);
+      b.mesh.visible = $('bodies').checked;
     }
     scene.updateMatrixWorld();
-    placeGlyphs(row);
+    placeGlyphs(mode ? null : row);
   }
   renderer.render(scene, camera);
   $('clock').textContent = `t = ${time.toFixed(3)} s`;
   $('time').value = time;
   plotCursor();
 }
+
+// ---- modes: the list of `fdc modes` and the animation of one ------------------------
+// A mode is drawn about the first row of the run shown (the state it was linearized
+// about when that run has the model's values): R = R0 + a Re(t e^{iφ}) and
+// A = A0 exp(a Re(r e^{iφ})~) (rotation vector r in body axes, on the group), φ = 2π
+// per MODE_PERIOD of playback. a: the largest body displacement |t| + |r| · reach is
+// MODE_REACH of the view's half height, times the amplitude slider.
+const MODE_PERIOD = 1, MODE_REACH = 0.25;
+let modes = null;   // the server's `modes` (fdc modes --json), or { error }
+function modeLabel(m, i) {
+  const f = m.kind === 'rigid_body' ? 'rigid body' : `${m.frequency_hz.toPrecision(4)} Hz`;
+  const z = m.damping_ratio == null ? '' : ` ζ ${m.damping_ratio.toFixed(3)}`;
+  const who = m.energy.filter((e) => e.share >= 0.05).slice(0, 3)
+    .map((e) => `${e.body} ${Math.round(100 * e.share)}%`).join(', ');
+  return `${i + 1}: ${f}${z} — ${who}`;
+}
+function listModes(m) {
+  modes = m;
+  const sel = $('mode'), keep = sel.value || opts.get('mode') || '';
+  sel.innerHTML = '';
+  sel.add(new Option('(the run)', ''));
+  for (const [i, x] of (m && m.modes ? m.modes : []).entries()) sel.add(new Option(modeLabel(x, i), `${i + 1}`));
+  sel.value = [...sel.options].some((o) => o.value === keep) ? keep : '';
+  $('modeinfo').textContent = !m ? '' : m.error ? `no modes: ${m.error}`
+    : `at t = ${m.t} s: ${m.free_dofs} degrees of freedom, ${m.modes.length} modes`;
+}
+function chosenMode() {
+  const k = parseInt($('mode').value, 10);
+  return modes && modes.modes && k > 0 ? modes.modes[k - 1] : null;
+}
+function modeAmplitude(mode) {
+  let peak = 0;
+  for (const s of mode.shape) {
+    const b = bodies.find((x) => x.name === s.body);
+    const len = (v, w) => Math.hypot(...v, ...w);
+    peak = Math.max(peak, len(s.translation, s.translation_im) + len(s.rotation, s.rotation_im) * (b ? b.radius : 0));
+  }
+  return peak > 0 ? MODE_REACH * orbit.half / peak * parseFloat($('modeamp').value) : 0;
+}
+function displace(b, mode) {
+  const s = mode.shape.find((x) => x.body === b.name);
+  if (!s) return;
+  const phi = 2 * Math.PI * time / MODE_PERIOD, a = modeAmplitude(mode);
+  const at = (re, im) => re.map((v, i) => a * (v * Math.cos(phi) - im[i] * Math.sin(phi)));
+  const t = at(s.translation, s.translation_im), r = new THREE.Vector3(...at(s.rotation, s.rotation_im));
+  b.mesh.position.add(new THREE.Vector3(...t));
+  const angle = r.length();
+  if (angle > 0) b.mesh.quaternion.multiply(new THREE.Quaternion().setFromAxisAngle(r.normalize(), angle));
+}
+$('mode').onchange = () => draw();
+$('modeamp').oninput = () => draw();
 
 // ---- playback -----------------------------------------------------------------------
 let playing = !opts.has('t');
@@ -300,6 +466,9 @@ $('play').onclick = () => { playing = !playing; $('play').textContent = playing 
 $('time').oninput = (e) => { time = parseFloat(e.target.value); playing = false; $('play').textContent = 'play'; draw(); };
 $('frames').onchange = () => { for (const b of bodies) b.axes.visible = $('frames').checked; draw(); };
 $('grid').onchange = () => { if (grid) grid.visible = $('grid').checked && !top; draw(); };
+if (opts.get('bodies') === '0') $('bodies').checked = false;
+$('bodies').onchange = () => draw();
+$('road').onchange = () => { if (roadRoot) roadRoot.visible = $('road').checked; draw(); };
 for (const k of ['glyphs', 'arrows']) if (opts.get(k)) $(k).checked = true;
 $('glyphs').onchange = () => { showGlyphs(); draw(); };
 $('arrows').onchange = () => draw();
@@ -391,7 +560,9 @@ window.fdcView = { ready: false, version: -1, setTime: (t) => { time = t; playin
                    camera: () => ({ left: camera.left, right: camera.right, top: camera.top,
                                     bottom: camera.bottom, target: orbit.target.toArray(),
                                     width: host.clientWidth, height: host.clientHeight }),
-                   colours: () => Object.fromEntries(bodies.map((b) => [b.name, b.colour])) };
+                   colours: () => Object.fromEntries(bodies.map((b) => [b.name, b.colour])),
+                   road: () => roadRange,
+                   mode: () => { const m = chosenMode(); return m ? { amplitude: modeAmplitude(m), period: MODE_PERIOD } : null; } };
 
 function apply(state) {
   $('status').textContent = `build: ${state.status}`;
@@ -401,6 +572,7 @@ function apply(state) {
   if (state.scene && state.scene_version !== sceneVersion) {
     sceneVersion = state.scene_version;
     buildScene(state.scene);
+    listModes(state.modes);
   }
   for (const id of [...runs.keys()]) if (!state.runs.some((r) => r.id === id)) runs.delete(id);
 }

@@ -48,6 +48,10 @@ pub fn modes_json(lin: &Linearization) -> serde_json::Value {
                 "damping_ratio": if m.kind == ModeKind::RigidBody { None } else { Some(m.damping_ratio) },
                 "eigenvalue": { "re": m.eigenvalue.0, "im": m.eigenvalue.1 },
                 "energy": m.energy.iter().map(|(b, e)| json!({"body": b, "share": e})).collect::<Vec<_>>(),
+                "shape": m.shape.iter().map(|b| json!({
+                    "body": b.body, "translation": b.translation, "rotation": b.rotation,
+                    "translation_im": b.translation_im, "rotation_im": b.rotation_im,
+                })).collect::<Vec<_>>(),
             })
         })
         .collect();

@@ -314,6 +314,7 @@ impl<'a> Lowering<'a> {
             let idx = self.push_instance(fi, name, p, &bodies, own);
             self.record_inputs(&key, idx, fields);
             self.record_road(&key, idx, &bodies, span);
+            self.point_glyph(def.kind, &key, idx, &bodies);
         }
         for (k, (ty, c, f, n, s)) in subs.into_iter().enumerate() {
             let timed = self.nested_timed(def, &key, k);

@@ -205,7 +205,36 @@ pub struct Glyph {
     pub ends: Vec<(Option<String>, [f64; 3])>,
     /// A joint's `axis` in the frame of its first body.
     pub axis: Option<[f64; 3]>,
+    /// A tyre's analytic road (the page draws its surface).
+    pub road: Option<AnalyticRoad>,
+    /// A constant global force [N] acting at the first end (the page's force arrow).
+    pub force: Option<[f64; 3]>,
 }
+
+/// The analytic road under a tyre: the arguments of `road_height` (stdlib/roads.fd)
+/// as the tyre's parameters hold them after the build. The road formula's home is
+/// roads.fd; the page evaluates the same sum (test: its surface against the tyre's
+/// `road_height` output).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnalyticRoad {
+    /// [height at the origin, slope along x, slope along y].
+    pub plane: [f64; 3],
+    /// Harmonics along x and along y: [amplitudes, spatial frequencies, phases],
+    /// component i of each the harmonic i.
+    pub x: [[f64; 3]; 3],
+    pub y: [[f64; 3]; 3],
+}
+
+/// The fields of a tyre type that hold its analytic road, in `road_height`'s order.
+const ROAD_FIELDS: [&str; 7] = [
+    "road_plane",
+    "road_x_amp",
+    "road_x_freq",
+    "road_x_phase",
+    "road_y_amp",
+    "road_y_freq",
+    "road_y_phase",
+];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GlyphKind {
@@ -213,6 +242,13 @@ pub enum GlyphKind {
     Joint,
     /// A force with `at_a` and `at_b` (spring_damper): a line between the two points.
     Spring,
+    /// A tyre (a type with the fields of an analytic road and `at`): a marker at the
+    /// wheel centre; the page puts one at the contact point from `NAME.contact.*`.
+    Tyre,
+    /// A force at one point `at` (a bushing, a constant force, an axial spring): a
+    /// marker at the point on its first body (and a line to the same point of the
+    /// second body, which shows a bushing's deflection).
+    Point,
 }
 
 /// A connected body at t = 0: its name, position and orientation (w, x, y, z).
@@ -263,6 +299,8 @@ pub(super) fn glyph_of(
         kind,
         ends,
         axis,
+        road: None,
+        force: None,
     })
 }
 
@@ -310,5 +348,64 @@ impl<'a> Lowering<'a> {
         if let Some(g) = glyph_of(inst.kind, &inst.name.name, &frames, fields) {
             self.glyphs.push(g);
         }
+    }
+}
+
+impl Lowering<'_> {
+    /// The glyph of a tyre or of a force at a point, from the parameters of the new
+    /// instance `instance` (defaults evaluated): a type with every slot of
+    /// [`ROAD_FIELDS`] and `at` on one body is a tyre (with its analytic road); another
+    /// `force` type with a 3-vector `at` and no `at_a` acts at that point, and when it
+    /// also has a 3-vector `value` that is the constant global force (stdlib's
+    /// `constant_force`: display only, the page's arrow). Bodies without a pose
+    /// (vector-space elements) give none.
+    pub(super) fn point_glyph(
+        &mut self,
+        kind: Kind,
+        key: &TypeKey,
+        instance: usize,
+        bodies: &[usize],
+    ) {
+        let slots = &self.cache[key].slots;
+        let p = &self.instances[instance].params;
+        let vec3 = |name: &str| {
+            let s = slots.iter().find(|s| s.name == name && s.size == 3)?;
+            Some([p[s.offset], p[s.offset + 1], p[s.offset + 2]])
+        };
+        let Some(at) = vec3("at") else {
+            return;
+        };
+        let road: Option<Vec<[f64; 3]>> = ROAD_FIELDS.iter().map(|n| vec3(n)).collect();
+        let glyph_kind = match (&road, bodies.len()) {
+            (Some(_), 1) => GlyphKind::Tyre,
+            (None, 1 | 2) if kind == Kind::Force && vec3("at_a").is_none() => GlyphKind::Point,
+            _ => return,
+        };
+        let force = vec3("value").filter(|_| glyph_kind == GlyphKind::Point);
+        // The point in the frame of each body: Rᵀ (at − r); a point mass keeps the
+        // identity orientation.
+        let mut ends = Vec::new();
+        for &b in bodies {
+            let q0 = &self.bodies[b].q0;
+            let d = [0, 1, 2].map(|i| at[i] - q0[i]);
+            let local = match q0.len() {
+                7 => rotate_back([q0[3], q0[4], q0[5], q0[6]], d),
+                3 => d,
+                _ => return,
+            };
+            ends.push((Some(self.body_name(b).to_string()), local));
+        }
+        self.glyphs.push(Glyph {
+            instance: self.instances[instance].name.clone(),
+            kind: glyph_kind,
+            ends,
+            axis: None,
+            road: road.map(|f| AnalyticRoad {
+                plane: f[0],
+                x: [f[1], f[2], f[3]],
+                y: [f[4], f[5], f[6]],
+            }),
+            force,
+        });
     }
 }

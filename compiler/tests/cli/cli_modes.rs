@@ -129,6 +129,21 @@ fn physical_pendulum_has_one_mode_at_the_small_oscillation_frequency() {
     let f = (3.0 * 9.81 / (2.0 * 1.2f64)).sqrt() / (2.0 * PI);
     assert!(close(freqs(&v, "oscillation")[0], f, 1e-9), "{v}");
     assert!(list(&v)[0]["damping_ratio"].as_f64().unwrap().abs() < 1e-9);
+    // The mode vector: a turn about the axis y, the centre (0, 0, −L/2) moving as
+    // r × (R − P) = (−L/2, 0, 0) per radian; the rotation is the largest entry (1).
+    let shape = &list(&v)[0]["shape"][0];
+    assert_eq!(shape["body"], "rod");
+    let want = [
+        ("rotation", [0.0, 1.0, 0.0]),
+        ("translation", [-0.6, 0.0, 0.0]),
+    ];
+    for (key, w) in want {
+        for (i, w) in w.iter().enumerate() {
+            let got = shape[key][i].as_f64().unwrap();
+            assert!((got - w).abs() < 1e-9, "{key} {shape}");
+            assert!(shape[format!("{key}_im")][i].as_f64().unwrap().abs() < 1e-12);
+        }
+    }
 
     // The same rod hinged about the vertical: gravity does not act on the angle,
     // the one remaining dof is a rigid-body mode reported at 0 Hz.
@@ -169,6 +184,34 @@ fn two_mass_chain_has_both_closed_form_frequencies() {
             "{got} vs {}",
             w2.sqrt()
         );
+    }
+    // Mode vectors from (K − ω² M) x = 0, first row: x_b / x_a = (k1 + k2 − ω² m1) / k2,
+    // along the axis x only, the larger amplitude 1.
+    for (mode, w2) in list(&v).iter().zip(w2) {
+        let ratio = (k1 + k2 - w2 * m1) / k2;
+        let (a, b) = (&mode["shape"][0], &mode["shape"][1]);
+        assert_eq!((&a["body"], &b["body"]), (&"a".into(), &"b".into()));
+        let (xa, xb) = (
+            a["translation"][0].as_f64().unwrap(),
+            b["translation"][0].as_f64().unwrap(),
+        );
+        let scale = 1.0f64.max(ratio.abs());
+        let (wa, wb) = (1.0 / scale, ratio / scale);
+        assert!(
+            (xa - wa).abs() < 1e-9 && (xb - wb).abs() < 1e-9,
+            "{xa} {xb} vs {wa} {wb}"
+        );
+        for body in [a, b] {
+            for i in 0..3 {
+                let off = body["rotation"][i].as_f64().unwrap().abs()
+                    + if i > 0 {
+                        body["translation"][i].as_f64().unwrap().abs()
+                    } else {
+                        0.0
+                    };
+                assert!(off < 1e-9, "{mode}");
+            }
+        }
     }
     // Energy shares sum to one and name both bodies.
     for mode in list(&v) {

@@ -25,6 +25,8 @@
 
 use faer::{Mat, Side};
 
+pub use super::mode_shape::BodyMotion;
+use super::mode_shape::{body_motions, BodyDofs};
 use super::{call, sparse_entries, Coefficients, System, View};
 use crate::error::RuntimeError;
 use crate::table::Role;
@@ -54,6 +56,9 @@ pub struct Mode {
     /// Share of the kinetic energy of the mode per body (instance name), largest first,
     /// summing to 1 (empty if the mode moves no mass).
     pub energy: Vec<(String, f64)>,
+    /// The mode vector: the shape per body that owns coordinates, in the model's
+    /// order (`mode_shape`: translation and rotation amplitudes, largest 1).
+    pub shape: Vec<BodyMotion>,
 }
 
 /// The linear system about a state and its modes. Matrices are dense, row-major.
@@ -160,7 +165,7 @@ impl System {
             }
         }
 
-        let (dmat, owner) = self.rotation_rates();
+        let (dmat, owner, bodies) = self.rotation_rates();
         let mut lin = Linearization {
             t: self.t,
             nv,
@@ -176,7 +181,13 @@ impl System {
             modes: Vec::new(),
         };
         let names: Vec<&str> = self.inst.iter().map(|e| e.name.as_str()).collect();
-        modes(&mut lin, &owner, &names)?;
+        let energy = Energy {
+            m: &dense(nv, nv, &lin.m),
+            owner: &owner,
+            names: &names,
+            bodies: &bodies,
+        };
+        modes(&mut lin, &energy)?;
         Ok(lin)
     }
 
@@ -219,12 +230,13 @@ impl System {
         j
     }
 
-    /// D = −ω̄̃ on the rotation dofs of rigid bodies (nv × nv), and the body owning
-    /// each velocity dof (`usize::MAX`: none).
-    fn rotation_rates(&self) -> (Vec<f64>, Vec<usize>) {
+    /// D = −ω̄̃ on the rotation dofs of rigid bodies (nv × nv), the body owning
+    /// each velocity dof (`usize::MAX`: none) and the dofs of every owner.
+    fn rotation_rates(&self) -> (Vec<f64>, Vec<usize>, Vec<BodyDofs>) {
         let nv = self.nv;
         let mut dmat = vec![0.0; nv * nv];
         let mut owner = vec![usize::MAX; nv];
+        let mut bodies = Vec::new();
         for (i, e) in self.inst.iter().enumerate() {
             let ty = &self.table.types[e.ty];
             if !ty.owns_coordinates {
@@ -233,6 +245,7 @@ impl System {
             for &g in &e.v_map {
                 owner[g] = i;
             }
+            bodies.push(BodyDofs::of(&e.name, ty.nq, &e.v_map));
             if ty.nq == 7 && ty.nv == 6 {
                 let r = &e.v_map[3..6];
                 let w = [self.v[r[0]], self.v[r[1]], self.v[r[2]]];
@@ -245,15 +258,15 @@ impl System {
                 }
             }
         }
-        (dmat, owner)
+        (dmat, owner, bodies)
     }
 }
 
 /// Null space of B, reduction, and the eigenmodes; fills `dofs` and `modes`.
-fn modes(lin: &mut Linearization, owner: &[usize], names: &[&str]) -> Result<(), RuntimeError> {
+fn modes(lin: &mut Linearization, energy: &Energy) -> Result<(), RuntimeError> {
     let nv = lin.nv;
-    let (m, c, k, d) = (
-        dense(nv, nv, &lin.m),
+    let m = energy.m;
+    let (c, k, d) = (
         dense(nv, nv, &lin.c),
         dense(nv, nv, &lin.k),
         dense(nv, nv, &lin.d),
@@ -265,8 +278,8 @@ fn modes(lin: &mut Linearization, owner: &[usize], names: &[&str]) -> Result<(),
         return Ok(());
     }
     let nt = n.transpose();
-    let mr = nt * &m * &n;
-    let cr = nt * (&c - &m * &d) * &n;
+    let mr = nt * m * &n;
+    let cr = nt * (&c - m * &d) * &n;
     let kr = nt * (&k - &c * &d) * &n;
     let sqrt_inv = inverse_sqrt_mass(&mr)?;
     let kh = &sqrt_inv * &kr * &sqrt_inv;
@@ -276,14 +289,9 @@ fn modes(lin: &mut Linearization, owner: &[usize], names: &[&str]) -> Result<(),
     {
         return Err(non_finite("the reduced matrices"));
     }
-    let energy = Energy {
-        m: &m,
-        owner,
-        names,
-    };
     let shape_map = &n * &sqrt_inv;
-    let (mut out, eig_tol) = rigid_body_modes(&kh, &ch, &shape_map, &energy)?;
-    out.extend(oscillations(&kh, &ch, &shape_map, &d, &energy, eig_tol)?);
+    let (mut out, eig_tol) = rigid_body_modes(&kh, &ch, &shape_map, energy)?;
+    out.extend(oscillations(&kh, &ch, &shape_map, &d, energy, eig_tol)?);
     lin.modes = out;
     Ok(())
 }
@@ -331,11 +339,13 @@ fn inverse_sqrt_mass(mr: &Mat<f64>) -> Result<Mat<f64>, RuntimeError> {
     }))
 }
 
-/// The kinetic energy per body of a mode's velocity field.
+/// The kinetic energy per body of a mode's velocity field, and the dofs of the
+/// bodies for the mode vector.
 struct Energy<'a> {
     m: &'a Mat<f64>,
     owner: &'a [usize],
     names: &'a [&'a str],
+    bodies: &'a [BodyDofs],
 }
 
 impl Energy<'_> {
@@ -399,6 +409,7 @@ fn rigid_body_modes(
                 frequency: 0.0,
                 damping_ratio: 0.0,
                 energy: energy.shares(&shape, &zero),
+                shape: body_motions(energy.bodies, &shape, &zero),
             });
         }
     }
@@ -465,6 +476,7 @@ fn oscillations(
             // + 0.0 turns −0 (undamped) into 0.
             damping_ratio: -re / abs + 0.0,
             energy: energy.shares(&dv_re, &dv_im),
+            shape: body_motions(energy.bodies, &u_re, &u_im),
         });
     }
     osc.sort_by(|a, b| {

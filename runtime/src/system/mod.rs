@@ -206,6 +206,7 @@ mod eval;
 mod given;
 mod ic;
 pub mod linearize;
+mod mode_shape;
 mod newton;
 mod output;
 mod redundant;

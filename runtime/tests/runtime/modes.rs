@@ -133,6 +133,41 @@ fn two_hanging_masses_on_rods_have_the_double_pendulum_frequencies() {
 }
 
 #[test]
+fn double_pendulum_mode_vectors_are_the_closed_form_shapes() {
+    // The hanging chain of two unit masses on unit rods: angle shapes (1, ±√2), so
+    // the horizontal displacements x1 = θ1, x2 = θ1 + θ2 are (1, 1 + √2) (slow) and
+    // (1, 1 − √2) (fast), normalized to the largest 1; nothing moves vertically.
+    let mut model = chain(2);
+    for (i, inst) in model.instances.iter_mut().take(2).enumerate() {
+        inst.params[1] = 0.0;
+        inst.params[2] = -((i + 1) as f64);
+    }
+    let lin = linearized(model);
+    let r2 = 2f64.sqrt();
+    let want = [[r2 - 1.0, 1.0], [1.0, 1.0 - r2]];
+    for (mode, w) in lin.modes.iter().zip(want) {
+        assert_eq!(mode.shape.len(), 2, "{mode:?}");
+        for (b, w) in mode.shape.iter().zip(w) {
+            assert!((b.translation[0] - w).abs() < 1e-9, "{mode:?}");
+            assert!(b.translation[1].abs() < 1e-9 && b.translation[2] == 0.0);
+            assert_eq!((b.rotation, b.rotation_im), ([0.0; 3], [0.0; 3]));
+            assert!(b.translation_im.iter().all(|x| x.abs() < 1e-12), "{mode:?}");
+        }
+        assert_eq!(
+            (mode.shape[0].body.as_str(), mode.shape[1].body.as_str()),
+            ("m0", "m1")
+        );
+    }
+}
+
+#[test]
+fn damped_mode_vector_has_its_largest_entry_real_and_one() {
+    let lin = linearized(spring_mass(2.0, 50.0, 3.0, 0.3, 0.1));
+    let b = &lin.modes[0].shape[0];
+    assert_eq!((b.translation[0], b.translation_im[0]), (1.0, 0.0));
+}
+
+#[test]
 fn linearize_before_initialize_is_an_error() {
     let mut sys = System::new(spring_mass(1.0, 1.0, 0.0, 0.0, 0.0)).unwrap();
     assert_eq!(

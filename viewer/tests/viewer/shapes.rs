@@ -110,3 +110,76 @@ fn glyphs_of_joints_and_springs() {
         vec![(Some("block".into()), [0.0; 3]), (None, [0.0, 0.0, 1.0])]
     );
 }
+
+/// Glyphs of forces at a point and of tyres, from the instances' parameters after the
+/// build (defaults evaluated): a bushing's point in both bodies' frames, a constant
+/// force with its value at the default point (the centre) and at a given one, and the
+/// quarter car's tyre with its analytic road.
+#[test]
+fn glyphs_of_forces_at_a_point_and_tyres() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("forces.fd");
+    std::fs::write(
+        &model,
+        "body a: rigid_body { mass = 1; inertia = [1, 1, 1]; position = [1, 0, 0]; }\n\
+         body b: rigid_body { mass = 1; inertia = [1, 1, 1]; position = [2, 0, 0];\n\
+             orientation = quat(0.7071067811865476, 0, 0, 0.7071067811865476); }\n\
+         force bush: bushing(a, b) { at = [1.5, 0, 0]; stiffness = [1, 1, 1]; }\n\
+         force push: constant_force(a) { value = [0, 0, 5]; }\n\
+         force pull: constant_force(b) { value = [1, 0, 0]; at = [2, 1, 0]; }\n\
+         force turn: constant_torque(a) { value = [0, 0, 1]; }\n",
+    )
+    .unwrap();
+    let g = front(&model, &[]).unwrap().lowered.glyphs;
+    let find = |n: &str| g.iter().find(|x| x.instance == n);
+    let bush = find("bush").unwrap();
+    assert_eq!(bush.kind, GlyphKind::Point);
+    assert_eq!(bush.ends[0], (Some("a".into()), [0.5, 0.0, 0.0]));
+    // b is turned 90° about z: the global −x offset is +y in its frame.
+    let (name, p) = &bush.ends[1];
+    assert_eq!(name.as_deref(), Some("b"));
+    assert!(
+        (p[0]).abs() < 1e-12 && (p[1] - 0.5).abs() < 1e-12 && p[2] == 0.0,
+        "{p:?}"
+    );
+    assert_eq!(bush.force, None);
+    let push = find("push").unwrap();
+    assert_eq!(
+        (push.kind, &push.ends, push.force),
+        (
+            GlyphKind::Point,
+            &vec![(Some("a".into()), [0.0; 3])],
+            Some([0.0, 0.0, 5.0])
+        )
+    );
+    let pull = find("pull").unwrap();
+    // (0, 1, 0) from b's centre, in b's frame turned by 90° about z: (1, 0, 0).
+    let (name, p) = &pull.ends[0];
+    assert_eq!(name.as_deref(), Some("b"));
+    assert!(
+        (p[0] - 1.0).abs() < 1e-12 && p[1].abs() < 1e-12 && p[2] == 0.0,
+        "{p:?}"
+    );
+    assert_eq!(pull.force, Some([1.0, 0.0, 0.0]));
+    // A torque has no point: no glyph.
+    assert!(find("turn").is_none());
+
+    let car = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/quarter_car_tyre.fd");
+    let g = front(&car, &[]).unwrap().lowered.glyphs;
+    let tyre = g.iter().find(|x| x.instance == "tyre").unwrap();
+    assert_eq!(tyre.kind, GlyphKind::Tyre);
+    // `at` defaults to the wheel's centre: the origin of its frame.
+    assert_eq!(tyre.ends, vec![(Some("wheel".into()), [0.0; 3])]);
+    let road = tyre.road.as_ref().unwrap();
+    assert_eq!(road.plane, [0.0; 3]);
+    // road_x_amp = [roughness, 0.3*roughness, 0.1*roughness] with roughness = 0.01.
+    assert_eq!(
+        road.x,
+        [
+            [0.01, 0.3 * 0.01, 0.1 * 0.01],
+            [0.1, 0.5, 1.7],
+            [0.0, 1.0, 2.0]
+        ]
+    );
+    assert_eq!(road.y, [[0.0; 3]; 3]);
+}
