@@ -648,6 +648,11 @@ impl<'g> ElementBuilder<'g> {
         if at.iter().all(|&x| self.g.as_const(x) == Some(0.0)) {
             return;
         }
+        // A point mass has no orientation, so a point "fixed in it" is the particle
+        // itself: the force acts on its translation only, there is no lever arm.
+        if self.body_kinds[k] == BodyKind::Point {
+            return;
+        }
         let fb = mat_vec_s(self.g, b.a, f, true);
         let m = self.g.cross(at, fb);
         self.load_body_torque(k, m);
@@ -663,6 +668,14 @@ impl<'g> ElementBuilder<'g> {
     /// Q += (∂ω̄/∂v)ᵀ m̄: m̄ itself on δφ of a rigid body, 2Ḡᵀm̄ on θ̇ of an
     /// Euler-parameter body.
     fn load_body_torque(&mut self, k: usize, m_bar: V3) {
+        if self.body_kinds[k] == BodyKind::Point {
+            // Dropping the torque would simulate a different model without a word.
+            self.errors.push(format!(
+                "a torque acts on connected body {k}, a point mass, which has no rotation \
+                 for it to turn (apply it to a rigid body, or a force to the point mass)"
+            ));
+            return;
+        }
         let vo = self.body_v(k);
         match self.body_segs[k] {
             Seg::Rigid { .. } => {

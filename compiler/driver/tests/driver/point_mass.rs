@@ -1,7 +1,8 @@
 //! `point_mass` (stdlib/bodies.fd): a lumped mass with three coordinates and no
 //! rotation, against closed forms: a pendulum on a massless rod (IFToMM A01's lumped
 //! mass) vs the elliptic-integral period, a damped oscillator on an axis spring vs
-//! x(t) = (v₀/ω_d) e^{−ζωt} sin ω_d t, and a joint that would fix its rotation refused.
+//! x(t) = (v₀/ω_d) e^{−ζωt} sin ω_d t, a joint that would fix its rotation refused, a constant force vs x = F t²/2m and a
+//! torque on it refused.
 
 use crate::common;
 
@@ -108,4 +109,44 @@ fn a_joint_that_would_fix_a_point_mass_rotation_is_an_error() {
         err.contains("point mass") && err.contains("`r0`, `r1`"),
         "{err}"
     );
+}
+
+#[test]
+fn a_constant_force_moves_a_point_mass_and_a_torque_on_one_is_an_error() {
+    // Once an index out of bounds in the compiler: the lever-arm torque of a force at
+    // a "body point" of a point mass had no rotational dof to land on.
+    let (m, f) = (2.0f64, 3.0f64);
+    let text = format!(
+        "body bob: point_mass {{ mass = {m}; }}
+         force push: constant_force(bob) {{ value = [{f}, 0, 0]; }}
+         simulate {{ end = 1; step = 1e-3; output_every = 0.1; }}"
+    );
+    let (sink, _) = simulate(build_text("point-push", &text), |_| {});
+    let x = channel(&sink, "bob.R.x");
+    let worst = sink
+        .times
+        .iter()
+        .zip(&x)
+        .map(|(&t, &x)| (x - 0.5 * f / m * t * t).abs())
+        .fold(0.0f64, f64::max);
+    // A constant acceleration is integrated exactly up to round-off.
+    assert!(worst < 1e-9, "x(t) off F t²/2m by {worst} m");
+    assert!(x.last().copied().unwrap_or(0.0) > 0.7, "it moves: {x:?}");
+
+    let dir = std::env::temp_dir().join(format!("fdc-point-torque-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("model.fd");
+    std::fs::write(
+        &path,
+        "body bob: point_mass { mass = 1; }
+         force turn: constant_torque(bob) { value = [0, 0, 1]; }",
+    )
+    .unwrap();
+    let built = fdc_driver::pipeline::build(&path, &no_cache());
+    let _ = std::fs::remove_dir_all(&dir);
+    let err = match built {
+        Ok(_) => panic!("a torque on a point mass built"),
+        Err(e) => format!("{e:?}"),
+    };
+    assert!(err.contains("point mass") && err.contains("torque"), "{err}");
 }
