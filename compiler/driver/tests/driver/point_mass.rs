@@ -1,8 +1,8 @@
 //! `point_mass` (stdlib/bodies.fd): a lumped mass with three coordinates and no
 //! rotation, against closed forms: a pendulum on a massless rod (IFToMM A01's lumped
 //! mass) vs the elliptic-integral period, a damped oscillator on an axis spring vs
-//! x(t) = (v₀/ω_d) e^{−ζωt} sin ω_d t, a joint that would fix its rotation refused, a constant force vs x = F t²/2m and a
-//! torque on it refused.
+//! x(t) = (v₀/ω_d) e^{−ζωt} sin ω_d t, a joint that would fix its rotation refused,
+//! a constant force vs x = F t²/2m, and a torque on it refused.
 
 use crate::common;
 
