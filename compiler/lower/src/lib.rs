@@ -29,6 +29,7 @@
 
 mod eval;
 mod expr;
+mod globals;
 pub mod spline;
 mod value;
 
@@ -50,13 +51,14 @@ use statements::*;
 
 use eval::{eval_nodes, Cones, LocalQ, Time};
 pub use expr::MAX_CALL_DEPTH;
-use expr::{Globals, Hidden, Lowerer, Target};
+use expr::{Hidden, Lowerer, Target};
 use fdc_diff::{BodyKind, Coordinates, ElementBuilder, ElementFunctions, Role};
 use fdc_frontend::ast::{
     Expr, ExprKind, Field, Item, Kind, ParamDecl, ShapeDecl, Span, SplineDecl, StmtKind,
 };
 use fdc_frontend::{Analysis, Decl, Model, Resolution, SourceFiles, TypeInfo};
 use fdc_ir::{Graph, Id};
+use globals::Globals;
 use std::collections::HashMap;
 use value::{BodyRef, Val};
 
