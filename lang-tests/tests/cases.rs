@@ -66,7 +66,7 @@ fn run_case(path: &Path) -> Result<(), Failed> {
     // `lower_*` cases that check clean are also lowered (spline tables are read then).
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
     if stem.starts_with("lower_") && !analysis.has_errors() {
-        let lowered = fdc_lower::lower_with_files(&analysis.modules, &[], Some(&analysis.files));
+        let lowered = fdc_lower::lower_with_files(&analysis, &[], Some(&analysis.files));
         let reported = match lowered {
             Ok(model) => model.warnings,
             Err(errors) => errors,

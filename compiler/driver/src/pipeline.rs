@@ -196,25 +196,24 @@ pub fn front_from(src: ModelSource, overrides: &[(String, f64)]) -> Result<Front
         });
     }
     let t1 = Instant::now();
-    let lowered =
-        match fdc_lower::lower_with_files(&analysis.modules, overrides, Some(&analysis.files)) {
-            Ok(l) => l,
-            Err(errors) => {
-                if let [only] = errors.as_slice() {
-                    if only.span.is_none() {
-                        return Err(BuildError::Usage(only.message.clone()));
-                    }
+    let lowered = match fdc_lower::lower_with_files(&analysis, overrides, Some(&analysis.files)) {
+        Ok(l) => l,
+        Err(errors) => {
+            if let [only] = errors.as_slice() {
+                if only.span.is_none() {
+                    return Err(BuildError::Usage(only.message.clone()));
                 }
-                let extra = errors
-                    .iter()
-                    .map(fdc_lower::LowerError::to_diagnostic)
-                    .collect();
-                return Err(BuildError::Model {
-                    analysis: Box::new(analysis),
-                    extra,
-                });
             }
-        };
+            let extra = errors
+                .iter()
+                .map(fdc_lower::LowerError::to_diagnostic)
+                .collect();
+            return Err(BuildError::Model {
+                analysis: Box::new(analysis),
+                extra,
+            });
+        }
+    };
     Ok(Front {
         analysis: Box::new(analysis),
         lowered,
@@ -244,15 +243,14 @@ pub fn check_dofs(src: ModelSource) -> (Analysis, Vec<Diagnostic>, Option<String
     if analysis.has_errors() {
         return (analysis, Vec::new(), None);
     }
-    let (errors, dofs) =
-        match fdc_lower::lower_with_files(&analysis.modules, &[], Some(&analysis.files)) {
-            Ok(l) => {
-                let redundant = crate::dofs::redundant_rows(&l);
-                let line = crate::report::dof_line(l.bodies.len(), l.nv, l.nl, redundant);
-                (l.warnings, Some(line))
-            }
-            Err(errors) => (errors, None),
-        };
+    let (errors, dofs) = match fdc_lower::lower_with_files(&analysis, &[], Some(&analysis.files)) {
+        Ok(l) => {
+            let redundant = crate::dofs::redundant_rows(&l);
+            let line = crate::report::dof_line(l.bodies.len(), l.nv, l.nl, redundant);
+            (l.warnings, Some(line))
+        }
+        Err(errors) => (errors, None),
+    };
     let extra = errors
         .iter()
         .map(fdc_lower::LowerError::to_diagnostic)

@@ -12,9 +12,12 @@ use crate::Ty;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+pub use resolve::{Decl, Resolution};
+
 mod calls;
 mod expressions;
 mod items;
+mod resolve;
 pub mod shapes;
 mod simulate;
 mod splines;
@@ -79,6 +82,7 @@ pub struct InstanceInfo {
     /// Fields as given; params of the type not given take their default.
     pub fields: Vec<Field>,
     pub span: Span,
+    pub name_span: Span,
 }
 
 /// The resolved view of a whole model.
@@ -166,7 +170,7 @@ enum Global {
     Param(usize),
     Input(usize),
     Fn(usize),
-    Spline,
+    Spline(usize),
     Instance(usize),
 }
 
@@ -196,12 +200,20 @@ struct Checker<'m> {
     warned: HashSet<Span>,
     /// Names that may have been declared in text lost to a syntax error.
     lost: HashSet<&'m str>,
+    /// The declaration of every name use resolved so far.
+    resolution: Resolution,
 }
 
-pub(crate) fn check(
-    modules: &[Module],
-    stdlib_count: usize,
-) -> (Model, HashMap<Span, Ty>, Vec<Diagnostic>) {
+/// What the checker hands on: the resolved model, the type of every expression it
+/// visited (by span), the declaration of every name use, and its diagnostics.
+pub(crate) struct Checked {
+    pub model: Model,
+    pub types: HashMap<Span, Ty>,
+    pub resolution: Resolution,
+    pub diags: Vec<Diagnostic>,
+}
+
+pub(crate) fn check(modules: &[Module], stdlib_count: usize) -> Checked {
     let mut c = Checker::new(modules, stdlib_count);
     // Pass 1: declare everything, so order across items and files does not matter.
     let mut top = TopLevel::default();
@@ -213,7 +225,12 @@ pub(crate) fn check(
     // Pass 2: check.
     let model = c.check_all(&top);
     let model = c.collect_model(model);
-    (model, c.types_of, c.diags)
+    Checked {
+        model,
+        types: c.types_of,
+        resolution: c.resolution,
+        diags: c.diags,
+    }
 }
 
 /// The top-level items given at most once (`gravity`, `simulate`) and the model's
@@ -251,6 +268,7 @@ impl<'m> Checker<'m> {
                 .iter()
                 .flat_map(|m| m.maybe_declared.iter().map(String::as_str))
                 .collect(),
+            resolution: Resolution::default(),
         }
     }
 
@@ -292,7 +310,7 @@ impl<'m> Checker<'m> {
                 self.declare(&f.name, g, "function");
             }
             Item::Spline(s) => {
-                let g = Global::Spline;
+                let g = Global::Spline(self.splines.len());
                 self.splines.push(s);
                 self.declare(&s.name, g, "spline");
             }
@@ -420,6 +438,7 @@ impl<'m> Checker<'m> {
                 connections: i.connections.clone(),
                 fields: i.fields.clone(),
                 span: i.span,
+                name_span: i.name.span,
             })
             .collect();
         model
@@ -518,6 +537,19 @@ impl<'m> Checker<'m> {
             .at(span, format!("this is {}", article(found))),
         );
         false
+    }
+}
+
+impl Global {
+    /// The declaration a use of this top-level name refers to.
+    fn decl(self) -> Decl {
+        match self {
+            Global::Param(i) => Decl::Param(i),
+            Global::Input(i) => Decl::Input(i),
+            Global::Fn(i) => Decl::Fn(i),
+            Global::Spline(i) => Decl::Spline(i),
+            Global::Instance(i) => Decl::Instance(i),
+        }
     }
 }
 

@@ -36,7 +36,7 @@ mod grammar {
 
 pub use builtins::SIM_KEYS;
 pub use check::shapes::{ShapeField, SHAPE_COMMON, SHAPE_KINDS};
-pub use check::{Coordinates, InstanceInfo, Model, TypeInfo, TypeParam};
+pub use check::{Coordinates, Decl, InstanceInfo, Model, Resolution, TypeInfo, TypeParam};
 pub use diag::{did_you_mean, Diagnostic, Label, Severity, CODES};
 pub use parse::parse_module;
 
@@ -175,6 +175,8 @@ pub struct Analysis {
     pub diagnostics: Vec<Diagnostic>,
     /// The type of every expression the checker visited, by span.
     pub types: HashMap<Span, Ty>,
+    /// The declaration of every name use the checker resolved.
+    pub resolution: Resolution,
     /// Model parameters the structure depends on (loop bounds, conditions, indices):
     /// a `--set` of one of them changes the instances ([`expand`]).
     pub structural: Vec<String>,
@@ -333,9 +335,9 @@ fn analyze_here(
     let expanded = expand::expand(&modules, overrides);
     diagnostics.extend(expanded.diagnostics);
     let modules = expanded.modules;
-    let (model, types, d) = check::check(&modules, stdlib_count);
+    let checked = check::check(&modules, stdlib_count);
     let bad = &expanded.bad_refs;
-    diagnostics.extend(d.into_iter().filter(|d| {
+    diagnostics.extend(checked.diags.into_iter().filter(|d| {
         d.code != "E0201" || !d.primary.as_ref().is_some_and(|l| bad.contains(&l.span))
     }));
     // Report in source order: file by file, top to bottom (stable for equal places).
@@ -344,9 +346,10 @@ fn analyze_here(
     Analysis {
         files,
         modules,
-        model,
+        model: checked.model,
         diagnostics,
-        types,
+        types: checked.types,
+        resolution: checked.resolution,
         structural: expanded.structural,
     }
 }

@@ -4,32 +4,15 @@
 //! inputs, bodies have kinematics from the [`ElementBuilder`]) and at model level
 //! (parameters are constants; the result is evaluated numerically).
 
+use crate::globals::Globals;
 use crate::value::{binary, map, Arith, BodyRef, Val};
 use crate::LowerError;
 use fdc_diff::ElementBuilder;
-use fdc_frontend::ast::{BinOp, CmpOp, Expr, ExprKind, FnDecl, Span};
+use fdc_frontend::ast::{BinOp, CmpOp, Expr, ExprKind, FnDecl, Ident, Span};
 use fdc_frontend::builtins::{self, Builtin};
+use fdc_frontend::Decl;
 use fdc_ir::{Cmp, Graph, Id, Slot, V3};
 use std::collections::HashMap;
-
-/// Model-wide definitions every expression can see.
-#[derive(Default)]
-pub struct Globals<'a> {
-    pub fns: HashMap<String, &'a FnDecl>,
-    /// Model parameters, already evaluated (as constants of any shape).
-    pub params: HashMap<String, Vec<f64>>,
-    pub gravity: [f64; 3],
-    /// Spline tables by name (computed from the declarations at build time).
-    pub splines: HashMap<String, fdc_ir::SplineTable>,
-    /// Splines whose data had an error (already reported): their calls stay quiet.
-    pub broken_splines: std::collections::HashSet<String>,
-    /// Where each module was read from (relative paths of `tir(...)` files).
-    pub files: Option<&'a fdc_frontend::SourceFiles>,
-    /// Tyre property files read so far (`tir(...)`; read once per build).
-    pub tir: std::cell::RefCell<crate::tir::TirCache>,
-    /// Data roads named so far (`crg(...)`; each read once per build).
-    pub roads: std::cell::RefCell<crate::road::RoadTable>,
-}
 
 /// Where the nodes go: a plain graph (model level) or an element under construction.
 pub enum Target<'x, 'g> {
@@ -197,7 +180,7 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                     .collect();
                 Some(t.with_scalars(&out))
             }
-            ExprKind::Call(f, args) => self.call(&f.name, args, e.span),
+            ExprKind::Call(f, args) => self.call(f, args, e.span),
             ExprKind::Member(base, m) => {
                 let b = self.expr(base)?;
                 self.member(&b, &m.name, &[], e.span)
@@ -257,11 +240,16 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
             }
             _ => {}
         }
-        if let Some(x) = self.globals.params.get(n) {
-            let x = x.clone();
-            return Some(self.constant_val(&x));
+        let globals = self.globals;
+        let value = match globals.resolution.get(span, n) {
+            Some(Decl::Param(i)) => globals.params.get(*i),
+            Some(Decl::Input(i)) => globals.inputs.get(*i),
+            _ => None,
+        };
+        match value {
+            Some(Some(x)) => Some(self.constant_val(x)),
+            _ => self.error(span, format!("`{n}` is not defined here")),
         }
-        self.error(span, format!("`{n}` is not defined here"))
     }
 
     pub fn constant_val(&mut self, x: &[f64]) -> Val {
@@ -333,8 +321,13 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
         Some(Val::S(phi))
     }
 
-    fn call(&mut self, f: &str, args: &[Expr], span: Span) -> Option<Val> {
-        let builtin = builtins::function(f).map(|b| b.builtin);
+    fn call(&mut self, name: &Ident, args: &[Expr], span: Span) -> Option<Val> {
+        let (f, globals) = (name.name.as_str(), self.globals);
+        let decl = globals.resolution.get(name.span, f);
+        let builtin = match decl {
+            Some(Decl::Builtin(_)) => builtins::function(f).map(|b| b.builtin),
+            _ => None,
+        };
         // Forms that do not evaluate their argument first.
         match builtin {
             Some(Builtin::Initial) => {
@@ -387,7 +380,7 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
             // The declaration's error is reported; the whole lowering fails with it.
             return None;
         }
-        if let Some(table) = self.globals.splines.get(f) {
+        if let (Some(Decl::Spline(_)), Some(table)) = (decl, globals.splines.get(f)) {
             let [arg] = args else {
                 return self.error(span, format!("spline `{f}` takes one scalar"));
             };
@@ -403,8 +396,8 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
                 ),
             };
         }
-        if let Some(decl) = self.globals.fns.get(f).copied() {
-            return self.user_fn(decl, args, span);
+        if let Some(Decl::Fn(i)) = decl {
+            return self.user_fn(&globals.model.functions[*i], args, span);
         }
         let Some(builtin) = builtin else {
             return self.error(span, format!("unknown function `{f}`"));
@@ -419,17 +412,6 @@ impl<'a, 'x, 'g> Lowerer<'a, 'x, 'g> {
     }
 
     fn user_fn(&mut self, decl: &FnDecl, args: &[Expr], span: Span) -> Option<Val> {
-        if args.len() != decl.args.len() {
-            return self.error(
-                span,
-                format!(
-                    "`{}` takes {} arguments, {} given",
-                    decl.name.name,
-                    decl.args.len(),
-                    args.len()
-                ),
-            );
-        }
         if self.depth > MAX_CALL_DEPTH {
             return self.error(
                 span,

@@ -9,14 +9,7 @@ impl<'a> Lowering<'a> {
             return;
         };
         let Some(kind) = body_kind(def) else {
-            self.err(
-                inst.ty.span,
-                format!(
-                    "`{}` is not a body type (it has no coordinates)",
-                    inst.ty.name
-                ),
-            );
-            return;
+            return self.unchecked(inst.ty.span, "a body of a type without coordinates");
         };
         let fields = self.model_fields(&inst.fields);
         let index = self.bodies.len();
@@ -110,22 +103,18 @@ impl<'a> Lowering<'a> {
         self.instances.len() - 1
     }
 
-    /// A body name or `ground` given as a connection at model level.
+    /// A body name or `ground` given as a connection at model level (the checker has
+    /// typed it a body).
     pub(super) fn connection(&mut self, e: &Expr) -> Option<Option<usize>> {
-        match &e.kind {
-            ExprKind::Name(n) if n == "ground" => Some(None),
-            ExprKind::Name(n) => match self.body_names.get(n) {
-                Some(&b) => Some(Some(b)),
-                None => {
-                    self.err(e.span, format!("`{n}` is not a body"));
-                    None
-                }
-            },
-            _ => {
-                self.err(e.span, "a connection is a body name or `ground`");
-                None
-            }
+        let body = match &e.kind {
+            ExprKind::Name(n) if n == "ground" => return Some(None),
+            ExprKind::Name(n) => self.body_names.get(n).copied(),
+            _ => None,
+        };
+        if body.is_none() {
+            self.unchecked(e.span, "a connection that is not a body");
         }
+        body.map(Some)
     }
 
     pub(super) fn top_instance(&mut self, inst: &'a fdc_frontend::ast::Instance) {
@@ -147,16 +136,8 @@ impl<'a> Lowering<'a> {
                     None => return,
                 },
                 None => {
-                    self.err(
-                        inst.connections_span,
-                        format!(
-                            "connection {} (`{}`) of `{}` is missing",
-                            i + 1,
-                            cp.name.name,
-                            def.name.name
-                        ),
-                    );
-                    return;
+                    let what = format!("connection {} (`{}`) missing", i + 1, cp.name.name);
+                    return self.unchecked(inst.connections_span, &what);
                 }
             }
         }
@@ -173,18 +154,6 @@ impl<'a> Lowering<'a> {
                 .collect(),
             owner: None,
         };
-        for Timed {
-            field: n, expr: e, ..
-        } in &timed.list
-        {
-            if !def
-                .body
-                .iter()
-                .any(|s| matches!(&s.kind, StmtKind::Param(d) if &d.name.name == n))
-            {
-                self.err(e.span, format!("`{}` has no field `{n}`", def.name.name));
-            }
-        }
         self.self_joint(inst, &conns);
         self.glyph(inst, &conns, &fields);
         self.links.push(conns.clone());
@@ -215,7 +184,7 @@ impl<'a> Lowering<'a> {
 
     pub(super) fn instantiate(
         &mut self,
-        def: &'a TypeDef,
+        def: &'a TypeInfo,
         conns: &[Option<usize>],
         fields: &[(String, Vec<f64>, Span, Option<usize>)],
         timed: &TimedFields<'a>,
@@ -230,16 +199,7 @@ impl<'a> Lowering<'a> {
             return;
         }
         if conns.len() != def.connections.len() {
-            self.err(
-                span,
-                format!(
-                    "`{}` connects {} bodies, {} given",
-                    def.name.name,
-                    def.connections.len(),
-                    conns.len()
-                ),
-            );
-            return;
+            return self.unchecked(span, "a wrong number of connections");
         }
         let mask: Vec<Option<BodyKind>> = conns
             .iter()
@@ -247,9 +207,9 @@ impl<'a> Lowering<'a> {
             .collect();
         // Fields that depend on t make the type this instance's own.
         let type_name = match (timed.list.is_empty(), &timed.owner) {
-            (true, _) => def.name.name.clone(),
-            (false, Some(owner)) => format!("{}@{owner}", def.name.name),
-            (false, None) => format!("{}@{name}", def.name.name),
+            (true, _) => def.name.clone(),
+            (false, Some(owner)) => format!("{}@{owner}", def.name),
+            (false, None) => format!("{}@{name}", def.name),
         };
         let key = (type_name, mask);
         if !self.ensure_type(def, &key, &timed.list) {
@@ -327,7 +287,7 @@ impl<'a> Lowering<'a> {
     /// The time-dependent fields of the `k`-th nested instance of the type `key` (of
     /// `def`): their expressions from the type's own statements, and the shared type
     /// name `TYPE@OUTER.NAME` (so all instances of the outer type share its code).
-    fn nested_timed(&self, def: &'a TypeDef, key: &TypeKey, k: usize) -> TimedFields<'a> {
+    fn nested_timed(&self, def: &'a TypeInfo, key: &TypeKey, k: usize) -> TimedFields<'a> {
         let sub = &self.cache[key].subs[k];
         let inst = def.body.iter().find_map(|s| match &s.kind {
             StmtKind::Instance(i) if i.name.name == sub.name => Some(i),

@@ -29,6 +29,7 @@
 
 mod eval;
 mod expr;
+mod globals;
 pub mod spline;
 mod value;
 
@@ -50,14 +51,14 @@ use statements::*;
 
 use eval::{eval_nodes, Cones, LocalQ, Time};
 pub use expr::MAX_CALL_DEPTH;
-use expr::{Globals, Hidden, Lowerer, Target};
+use expr::{Hidden, Lowerer, Target};
 use fdc_diff::{BodyKind, Coordinates, ElementBuilder, ElementFunctions, Role};
 use fdc_frontend::ast::{
-    Expr, ExprKind, Field, FnDecl, Item, Kind, Module, ShapeDecl, Span, SplineDecl, StmtKind,
-    TypeDef,
+    Expr, ExprKind, Field, Item, Kind, ParamDecl, ShapeDecl, Span, SplineDecl, StmtKind,
 };
-use fdc_frontend::SourceFiles;
+use fdc_frontend::{Analysis, Decl, Model, Resolution, SourceFiles, TypeInfo};
 use fdc_ir::{Graph, Id};
+use globals::Globals;
 use std::collections::HashMap;
 use value::{BodyRef, Val};
 
@@ -298,7 +299,7 @@ impl Body {
 
 /// The body kind a body type declares with its coordinate group (`None`: not a body
 /// type).
-fn body_kind(def: &TypeDef) -> Option<BodyKind> {
+fn body_kind(def: &TypeInfo) -> Option<BodyKind> {
     def.body.iter().find_map(|s| match &s.kind {
         StmtKind::CoordinatesGroup { group, .. } if group.name == "euler" => Some(BodyKind::Euler),
         StmtKind::CoordinatesGroup { group, .. } if group.name == "point" => Some(BodyKind::Point),
@@ -308,7 +309,7 @@ fn body_kind(def: &TypeDef) -> Option<BodyKind> {
 }
 
 /// The number of vector-space coordinates a type declares (`coordinates x: T, ...;`).
-fn own_coordinates(def: &TypeDef) -> usize {
+fn own_coordinates(def: &TypeInfo) -> usize {
     def.body
         .iter()
         .filter_map(|s| match &s.kind {
@@ -334,7 +335,6 @@ fn size_of_type(name: &str) -> Option<usize> {
 
 struct Lowering<'a> {
     globals: Globals<'a>,
-    typedefs: HashMap<String, &'a TypeDef>,
     cache: HashMap<TypeKey, LoweredType>,
     graph: Graph,
     /// What evaluations of `graph`'s nodes at build time need ([`Lowering::eval`]).
@@ -347,7 +347,8 @@ struct Lowering<'a> {
     nv: usize,
     nl: usize,
     errors: Vec<LowerError>,
-    input_names: HashMap<String, usize>,
+    /// Per input of the model (`Model::inputs`): its runtime input, once it has a value.
+    input_index: Vec<Option<usize>>,
     inputs: Vec<Input>,
     /// The owner type of n vector-space coordinates, per n.
     owner_types: HashMap<usize, usize>,
@@ -359,46 +360,45 @@ struct Lowering<'a> {
     glyphs: Vec<shapes::Glyph>,
 }
 
-/// Lowers the checked modules of a model (as the front end returns them; stdlib
-/// modules included). `overrides` replace model parameter values (`--set`). Without the
-/// source files, `table(...)` splines cannot be read (their path is relative to the
-/// model file): see [`lower_with_files`].
+/// Lowers a model the front end has checked without errors: its modules (stdlib
+/// modules included), its resolved model and the declaration of every name use.
+/// `overrides` replace model parameter values (`--set`). Without the source files,
+/// `table(...)` splines cannot be read (their path is relative to the model file):
+/// see [`lower_with_files`].
 pub fn lower(
-    modules: &[Module],
+    analysis: &Analysis,
     overrides: &[(String, f64)],
 ) -> Result<LoweredModel, Vec<LowerError>> {
-    lower_with_files(modules, overrides, None)
+    lower_with_files(analysis, overrides, None)
 }
 
-/// [`lower`], with the source files of the analysis: where each module was read from.
+/// [`lower`], with the source files: where each module was read from.
 pub fn lower_with_files<'a>(
-    modules: &'a [Module],
+    analysis: &'a Analysis,
     overrides: &[(String, f64)],
     files: Option<&'a SourceFiles>,
 ) -> Result<LoweredModel, Vec<LowerError>> {
     // Lowering recurses over expressions and into inlined functions.
-    fdc_frontend::stack::with_compile_stack(|| lower_here(modules, overrides, files))
+    fdc_frontend::stack::with_compile_stack(|| lower_here(analysis, overrides, files))
 }
 
 fn lower_here<'a>(
-    modules: &'a [Module],
+    analysis: &'a Analysis,
     overrides: &[(String, f64)],
     files: Option<&'a SourceFiles>,
 ) -> Result<LoweredModel, Vec<LowerError>> {
-    let items: Vec<&Item> = modules.iter().flat_map(|m| m.items.iter()).collect();
-    if let Some(e) = unknown_override(&items, overrides) {
+    let model = &analysis.model;
+    let items: Vec<&Item> = (analysis.modules.iter())
+        .flat_map(|m| m.items.iter())
+        .collect();
+    if let Some(e) = unknown_override(model, overrides) {
         return Err(vec![e]);
     }
-    let mut l = Lowering::new(&items, files);
-    let params = l.model_params(&items, overrides, files);
-    for item in &items {
-        if let Item::Gravity { value, span } = item {
-            match l.numeric(value).as_deref() {
-                Some([x, y, z]) => l.globals.gravity = [*x, *y, *z],
-                Some(_) => l.err(*span, "gravity is a vec3"),
-                None => {}
-            }
-        }
+    let mut l = Lowering::new(model, &analysis.resolution, files);
+    let params = l.model_params(overrides, files);
+    // The checker has typed gravity a vec3.
+    if let Some(&[x, y, z]) = model.gravity.as_ref().and_then(|g| l.numeric(g)).as_deref() {
+        l.globals.gravity = [x, y, z];
     }
     // Bodies first: every connector needs their initial configuration.
     for item in &items {
@@ -437,12 +437,11 @@ fn lower_here<'a>(
 }
 
 /// The first `--set NAME=...` that names no parameter or input of the model.
-fn unknown_override(items: &[&Item], overrides: &[(String, f64)]) -> Option<LowerError> {
-    let name = overrides.iter().map(|(n, _)| n).find(|name| {
-        !items
-            .iter()
-            .any(|i| matches!(i, Item::Param(p) | Item::Input(p) if &p.name.name == *name))
-    })?;
+fn unknown_override(model: &Model, overrides: &[(String, f64)]) -> Option<LowerError> {
+    let name = overrides
+        .iter()
+        .map(|(n, _)| n)
+        .find(|name| !(model.params.iter().chain(&model.inputs)).any(|p| &p.name.name == *name))?;
     Some(LowerError {
         span: None,
         message: format!("`--set {name}=...`: the model has no parameter `{name}`"),
@@ -451,15 +450,14 @@ fn unknown_override(items: &[&Item], overrides: &[(String, f64)]) -> Option<Lowe
 }
 
 impl<'a> Lowering<'a> {
-    /// An empty lowering that knows the model's functions and element types by name.
-    fn new(items: &[&'a Item], files: Option<&'a SourceFiles>) -> Lowering<'a> {
-        let mut l = Lowering {
-            globals: Globals {
-                gravity: [0.0, 0.0, 0.0],
-                files,
-                ..Globals::default()
-            },
-            typedefs: HashMap::new(),
+    /// An empty lowering of the checked `model`.
+    fn new(
+        model: &'a Model,
+        resolution: &'a Resolution,
+        files: Option<&'a SourceFiles>,
+    ) -> Lowering<'a> {
+        Lowering {
+            globals: Globals::new(model, resolution, files),
             cache: HashMap::new(),
             graph: Graph::new(),
             cones: Cones::default(),
@@ -471,47 +469,34 @@ impl<'a> Lowering<'a> {
             nv: 0,
             nl: 0,
             errors: Vec::new(),
-            input_names: HashMap::new(),
+            input_index: vec![None; model.inputs.len()],
             inputs: Vec::new(),
             owner_types: HashMap::new(),
             links: Vec::new(),
             road_contacts: Vec::new(),
             glyphs: Vec::new(),
-        };
-        for item in items {
-            match item {
-                Item::Fn(f) => {
-                    l.globals.fns.insert(f.name.name.clone(), f);
-                }
-                Item::TypeDef(t) => {
-                    l.typedefs.insert(t.name.name.clone(), t);
-                }
-                _ => {}
-            }
         }
-        l
     }
 
     /// Model parameters, inputs and splines, in order (later ones may use earlier ones):
     /// their values, `--set` overrides applied.
     fn model_params(
         &mut self,
-        items: &[&'a Item],
         overrides: &[(String, f64)],
         files: Option<&'a SourceFiles>,
     ) -> Vec<(String, Vec<f64>)> {
         // Each after the ones it uses (top-level names may be used before their
         // definition).
+        let model = self.globals.model;
         let mut params = Vec::new();
-        for item in &definition_order(items, &self.globals.fns) {
-            let (p, is_input) = match item {
-                Item::Param(p) => (p, false),
-                Item::Input(p) => (p, true),
-                Item::Spline(decl) => {
-                    self.spline_decl(decl, files);
+        for def in definition_order(model) {
+            let (p, is_input, i) = match def {
+                Def::Param(i) => (&model.params[i], false, i),
+                Def::Input(i) => (&model.inputs[i], true, i),
+                Def::Spline(i) => {
+                    self.spline_decl(&model.splines[i], files);
                     continue;
                 }
-                _ => continue,
             };
             let value = match overrides.iter().rev().find(|(n, _)| *n == p.name.name) {
                 Some((_, v)) => Some(vec![*v]),
@@ -524,21 +509,19 @@ impl<'a> Lowering<'a> {
                 },
             };
             if let Some(v) = value {
+                params.push((p.name.name.clone(), v.clone()));
                 if is_input {
-                    if v.len() != 1 {
-                        self.err(p.span, "an input is a scalar");
-                        continue;
-                    }
-                    self.input_names
-                        .insert(p.name.name.clone(), self.inputs.len());
+                    // The checker has typed every input a scalar.
+                    self.input_index[i] = Some(self.inputs.len());
                     self.inputs.push(Input {
                         name: p.name.name.clone(),
                         default: v[0],
                         targets: Vec::new(),
                     });
+                    self.globals.inputs[i] = Some(v);
+                } else {
+                    self.globals.params[i] = Some(v);
                 }
-                params.push((p.name.name.clone(), v.clone()));
-                self.globals.params.insert(p.name.name.clone(), v);
             }
         }
         params
@@ -581,6 +564,12 @@ impl<'a> Lowering<'a> {
 }
 
 impl<'a> Lowering<'a> {
+    /// Something the checker refuses, met anyway (lowering runs only on checked
+    /// models): one generic error instead of a second wording of the checker's.
+    fn unchecked(&mut self, span: Span, what: &str) {
+        self.err(span, format!("{what}: not a model the checker accepted"));
+    }
+
     fn err(&mut self, span: Span, message: impl Into<String>) {
         self.errors.push(LowerError {
             span: Some(span),
@@ -590,40 +579,52 @@ impl<'a> Lowering<'a> {
     }
 }
 
+/// A model-level definition with a value: an index into `Model::params`, `inputs` or
+/// `splines`.
+#[derive(Clone, Copy)]
+enum Def {
+    Param(usize),
+    Input(usize),
+    Spline(usize),
+}
+
 /// The params, inputs and splines of the model, each after the ones its value names,
 /// also through the functions it calls ([`fdc_frontend::order`]; iterative, so a long
 /// chain of definitions costs no stack). The checker has refused cycles.
-fn definition_order<'m>(items: &[&'m Item], fns: &HashMap<String, &FnDecl>) -> Vec<&'m Item> {
-    let defs: Vec<&Item> = items
-        .iter()
-        .copied()
-        .filter(|i| matches!(i, Item::Param(_) | Item::Input(_) | Item::Spline(_)))
-        .collect();
-    let mut node: HashMap<&str, usize> = HashMap::new();
-    for (k, item) in defs.iter().enumerate() {
-        let name = match item {
-            Item::Param(p) | Item::Input(p) => &p.name.name,
-            Item::Spline(s) => &s.name.name,
-            _ => continue,
-        };
-        node.insert(name.as_str(), k);
+fn definition_order(model: &Model) -> Vec<Def> {
+    fn param(d: Def, p: &ParamDecl) -> (Def, Span, &str, Vec<&Expr>) {
+        (d, p.span, &p.name.name, p.default.iter().collect())
     }
+    // In source order (files in the order read, then by place), as the items come.
+    let mut defs: Vec<(Def, Span, &str, Vec<&Expr>)> = (model.params.iter().enumerate())
+        .map(|(i, p)| param(Def::Param(i), p))
+        .chain((model.inputs.iter().enumerate()).map(|(i, p)| param(Def::Input(i), p)))
+        .chain(model.splines.iter().enumerate().map(|(i, s)| {
+            (
+                Def::Spline(i),
+                s.span,
+                s.name.name.as_str(),
+                s.args.iter().collect(),
+            )
+        }))
+        .collect();
+    defs.sort_by_key(|d| (d.1.file, d.1.start));
+    let node: HashMap<&str, usize> = (defs.iter().enumerate()).map(|(k, d)| (d.2, k)).collect();
+    let fns: HashMap<&str, &Expr> = (model.functions.iter())
+        .map(|f| (f.name.name.as_str(), &f.body))
+        .collect();
     let deps: Vec<Vec<usize>> = defs
         .iter()
-        .map(|item| {
-            let mut exprs: Vec<&Expr> = match item {
-                Item::Param(p) | Item::Input(p) => p.default.iter().collect(),
-                Item::Spline(s) => s.args.iter().collect(),
-                _ => Vec::new(),
-            };
+        .map(|d| {
+            let mut exprs = d.3.clone();
             let (mut ds, mut seen_fns) = (Vec::new(), std::collections::HashSet::new());
             while let Some(e) = exprs.pop() {
                 fdc_frontend::order::for_each_name(e, |n| {
                     if let Some(&k) = node.get(n) {
                         ds.push(k);
-                    } else if let Some(f) = fns.get(n) {
+                    } else if let Some(body) = fns.get(n) {
                         if seen_fns.insert(n) {
-                            exprs.push(&f.body);
+                            exprs.push(body);
                         }
                     }
                 });
@@ -633,6 +634,6 @@ fn definition_order<'m>(items: &[&'m Item], fns: &HashMap<String, &FnDecl>) -> V
         .collect();
     fdc_frontend::order::dependency_order(&deps)
         .into_iter()
-        .map(|k| defs[k])
+        .map(|k| defs[k].0)
         .collect()
 }

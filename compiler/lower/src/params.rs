@@ -36,7 +36,10 @@ impl<'a> Lowering<'a> {
         let mut out = Vec::new();
         for f in fields {
             let input = match &f.value.kind {
-                ExprKind::Name(n) => self.input_names.get(n).copied(),
+                ExprKind::Name(n) => match self.globals.resolution.get(f.value.span, n) {
+                    Some(Decl::Input(i)) => self.input_index[*i],
+                    _ => None,
+                },
                 _ => None,
             };
             if let Some(v) = self.numeric(&f.value) {
@@ -74,15 +77,6 @@ impl<'a> Lowering<'a> {
         order.extend(lt.hidden.iter().map(|h| (h.offset, Fill::Hidden(h))));
         order.sort_by_key(|o| o.0);
         let mut errors = Vec::new();
-        for (name_f, _, fspan, _) in fields {
-            if !lt.slots.iter().any(|s| &s.name == name_f) {
-                errors.push(LowerError {
-                    span: Some(*fspan),
-                    message: format!("`{}` has no field `{name_f}`", key.0),
-                    ..Default::default()
-                });
-            }
-        }
         for (offset, fill) in order {
             let value = match fill {
                 Fill::Slot(s) => match fields.iter().find(|f| f.0 == s.name) {

@@ -128,7 +128,7 @@ pub(crate) struct StmtCtx {
 /// A nested instance whose type has only its own equations (a joint primitive) is
 /// lowered into the enclosing element: one element per preset instead of one per
 /// primitive, so a revolute joint is one function call per evaluation, not five.
-pub(crate) fn inlinable(def: &TypeDef) -> bool {
+pub(crate) fn inlinable(def: &TypeInfo) -> bool {
     def.body.iter().all(|s| {
         !matches!(
             s.kind,
@@ -151,14 +151,11 @@ fn moves(lw: &mut Lowerer, ids: &[Id]) -> bool {
 }
 
 pub(crate) fn inline_instance(
-    typedefs: &HashMap<String, &TypeDef>,
     lw: &mut Lowerer,
+    def: &TypeInfo,
     inst: &Instance,
     ctx: &mut StmtCtx,
 ) {
-    let Some(def) = typedefs.get(&inst.ty.name).copied() else {
-        return;
-    };
     let mut conns = Vec::new();
     for c in &inst.connections {
         if let Some(b) = body_ref(lw, c) {
@@ -204,18 +201,20 @@ pub(crate) fn inline_instance(
         bound,
         ..StmtCtx::default()
     };
-    lower_stmts(typedefs, lw, &def.body, &[], &mut sub);
+    lower_stmts(lw, &def.body, &[], &mut sub);
     lw.scope = saved;
     ctx.equations |= sub.equations;
 }
 
 pub(crate) fn lower_stmts(
-    typedefs: &HashMap<String, &TypeDef>,
     lw: &mut Lowerer,
     stmts: &[Stmt],
     timed: &[Timed],
     ctx: &mut StmtCtx,
 ) {
+    // The checked element types (borrowed from the model, not from `lw`).
+    let globals = lw.globals;
+    let types = &globals.model.types;
     for stmt in stmts {
         match &stmt.kind {
             StmtKind::Param(decl) if ctx.inline => inline_param(lw, decl, ctx),
@@ -245,12 +244,10 @@ pub(crate) fn lower_stmts(
             }
             StmtKind::Coordinates(cs) => coordinates(lw, cs, ctx),
             StmtKind::Kinetic(e) | StmtKind::Potential(e) => energy(lw, stmt, e, ctx),
-            StmtKind::Instance(inst)
-                if typedefs.get(&inst.ty.name).is_some_and(|d| inlinable(d)) =>
-            {
-                inline_instance(typedefs, lw, inst, ctx);
-            }
-            StmtKind::Instance(inst) => nested_instance(typedefs, lw, inst, ctx),
+            StmtKind::Instance(inst) => match types.get(&inst.ty.name) {
+                Some(def) if inlinable(def) => inline_instance(lw, def, inst, ctx),
+                def => nested_instance(lw, def, inst, ctx),
+            },
             // Unrolled by the front end's expansion before anything is lowered.
             StmtKind::For(_) | StmtKind::When(_) | StmtKind::Error => {}
         }
@@ -360,12 +357,7 @@ fn coordinates_group(
 }
 
 /// A nested instance lowered as an element of its own (a `Sub`).
-fn nested_instance(
-    typedefs: &HashMap<String, &TypeDef>,
-    lw: &mut Lowerer,
-    inst: &Instance,
-    ctx: &mut StmtCtx,
-) {
+fn nested_instance(lw: &mut Lowerer, def: Option<&TypeInfo>, inst: &Instance, ctx: &mut StmtCtx) {
     let mut conns = Vec::new();
     for c in &inst.connections {
         if let Some(b) = body_ref(lw, c) {
@@ -381,7 +373,7 @@ fn nested_instance(
             fields.push((f.name.name.clone(), ids, f.span));
         }
     }
-    if let Some(sub_def) = typedefs.get(&inst.ty.name) {
+    if let Some(sub_def) = def {
         for cp in sub_def.connections.iter().skip(conns.len()) {
             if let Some(d) = &cp.default {
                 if let Some(b) = body_ref(lw, d) {

@@ -4,8 +4,9 @@
 use super::*;
 
 impl<'a> Lowering<'a> {
-    pub(super) fn typedef(&mut self, name: &str, span: Span) -> Option<&'a TypeDef> {
-        let t = self.typedefs.get(name).copied();
+    /// The checked element type `name` (every instance's type is one).
+    pub(super) fn typedef(&mut self, name: &str, span: Span) -> Option<&'a TypeInfo> {
+        let t = self.globals.model.types.get(name);
         if t.is_none() {
             self.err(span, format!("unknown element type `{name}`"));
         }
@@ -15,7 +16,7 @@ impl<'a> Lowering<'a> {
     /// Lowers `def` for a ground pattern unless done already. False on errors.
     pub(super) fn ensure_type(
         &mut self,
-        def: &'a TypeDef,
+        def: &'a TypeInfo,
         key: &TypeKey,
         timed: &[Timed<'a>],
     ) -> bool {
@@ -51,7 +52,7 @@ impl<'a> Lowering<'a> {
 
     pub(super) fn lower_type(
         &mut self,
-        def: &'a TypeDef,
+        def: &'a TypeInfo,
         key: &TypeKey,
         timed: &[Timed<'a>],
         graph: &mut Graph,
@@ -113,7 +114,7 @@ impl<'a> Lowering<'a> {
             n_constraints,
             ..StmtCtx::default()
         };
-        lower_stmts(&self.typedefs, &mut lw, &def.body, timed, &mut ctx);
+        lower_stmts(&mut lw, &def.body, timed, &mut ctx);
         if ctx.kinetic.is_some() || ctx.potential.is_some() {
             if let Target::Element(b) = &mut lw.target {
                 let zero = b.graph().constant(0.0);
@@ -143,7 +144,7 @@ impl<'a> Lowering<'a> {
                 }
                 Err(e) => {
                     return Err(vec![LowerError {
-                        span: Some(def.name.span),
+                        span: Some(def.name_span),
                         message: e.to_string(),
                         ..Default::default()
                     }])

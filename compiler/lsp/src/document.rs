@@ -192,7 +192,7 @@ fn lower(
         // Same order, so the same file ids: spans stay valid.
         files.add(old.name(id), old.text(id), p);
     }
-    match fdc_lower::lower_with_files(&analysis.modules, &[], Some(&files)) {
+    match fdc_lower::lower_with_files(analysis, &[], Some(&files)) {
         Ok(_) => Vec::new(),
         Err(errors) => errors
             .iter()

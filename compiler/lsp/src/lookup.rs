@@ -1,5 +1,7 @@
-//! What is under the cursor, and what a name refers to: a walk over the front end's
-//! AST (the front end resolves names for checking but does not keep the links).
+//! What is under the cursor: a walk over the front end's AST. What a name refers to
+//! is the checker's link (`Analysis::resolution`, read by `features`); [`resolve`]
+//! walks the scopes only for a name the checker did not resolve (one it reported),
+//! and for hover text, which needs the declaring syntax.
 
 use fdc_frontend::ast::*;
 
@@ -308,7 +310,7 @@ pub fn stmt_decls(st: &Stmt) -> Vec<Decl<'_>> {
 }
 
 /// Every top-level declaration of every module (stdlib first, as the front end orders them).
-pub fn top_decls(modules: &[Module]) -> impl Iterator<Item = Decl<'_>> {
+fn top_decls(modules: &[Module]) -> impl Iterator<Item = Decl<'_>> {
     modules.iter().flat_map(|m| m.items.iter()).filter_map(|i| {
         Some(match i {
             Item::Param(p) => Decl::Param(p, false),

@@ -7,6 +7,12 @@ impl<'m> Checker<'m> {
     pub(super) fn call(&mut self, name: &Ident, args: &[Expr], span: Span, env: &Env) -> Val {
         let n = name.name.as_str();
         let unshadowed = env.find(n).is_none() && !self.globals.contains_key(n);
+        let literal = |b: &&builtins::BuiltinFn| {
+            matches!(b.builtin, builtins::Builtin::Tir | builtins::Builtin::Crg)
+        };
+        if let Some(b) = builtins::function(n).filter(literal).filter(|_| unshadowed) {
+            self.resolution.record(name.span, n, Decl::Builtin(b.name));
+        }
         if unshadowed && n == builtins::Builtin::Tir.info().name {
             let arity = builtins::Builtin::Tir.info().arity;
             let wrong = (
@@ -31,6 +37,7 @@ impl<'m> Checker<'m> {
         let err = Val { ty: Ty::Error, dep };
         if let Some(l) = env.find(n) {
             let ty = l.ty;
+            self.resolution.record(name.span, n, Decl::Local(l.span));
             self.diags.push(
                 Diagnostic::error("E0311", format!("`{n}` is {}, not a function", article(ty)))
                     .at(name.span, "not callable"),
@@ -39,9 +46,12 @@ impl<'m> Checker<'m> {
         }
         // Top-level functions and splines are callable from everywhere.
         if let Some((g, gspan)) = self.globals.get(n).copied() {
+            if matches!(g, Global::Fn(_) | Global::Spline(_)) || env.ctx != Ctx::Type {
+                self.resolution.record(name.span, n, g.decl());
+            }
             match g {
                 Global::Fn(i) => return self.fn_call(i, n, args, &vals, span, gspan),
-                Global::Spline => return self.spline_call(n, args, &vals, span),
+                Global::Spline(_) => return self.spline_call(n, args, &vals, span),
                 _ => {
                     if env.ctx != Ctx::Type {
                         self.diags.push(
@@ -152,7 +162,7 @@ impl<'m> Checker<'m> {
             let globals: Vec<String> = self
                 .globals
                 .iter()
-                .filter(|(_, (g, _))| matches!(g, Global::Fn(_) | Global::Spline))
+                .filter(|(_, (g, _))| matches!(g, Global::Fn(_) | Global::Spline(_)))
                 .map(|(k, _)| k.clone())
                 .collect();
             candidates.extend(globals.iter().map(String::as_str));
@@ -163,6 +173,8 @@ impl<'m> Checker<'m> {
             );
             return err;
         };
+        self.resolution
+            .record(name.span, n, Decl::Builtin(builtin.name));
         let arity = builtin.arity;
         if args.len() != arity {
             self.diags.push(

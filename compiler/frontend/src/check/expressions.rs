@@ -341,18 +341,25 @@ impl<'m> Checker<'m> {
         let val = |ty, dep| Val { ty, dep };
         if let Some(l) = env.find(n) {
             let (ty, dep) = (l.ty, l.dep);
+            self.resolution.record(span, n, Decl::Local(l.span));
             let kinks = l.kinks.clone();
             self.kinks.extend(kinks);
             return val(ty, dep);
         }
-        match n {
-            "t" | "pi" => return val(Ty::Scalar, false),
-            "gravity" => return val(Ty::Vec3, false),
-            "ground" => return val(Ty::Body, false),
-            _ => {}
+        let builtin = match n {
+            "t" => Some(("t", Ty::Scalar)),
+            "pi" => Some(("pi", Ty::Scalar)),
+            "gravity" => Some(("gravity", Ty::Vec3)),
+            "ground" => Some(("ground", Ty::Body)),
+            _ => None,
+        };
+        if let Some((v, ty)) = builtin {
+            self.resolution.record(span, n, Decl::Builtin(v));
+            return val(ty, false);
         }
         if env.ctx != Ctx::Type {
             if let Some((g, gspan)) = self.globals.get(n).copied() {
+                self.resolution.record(span, n, g.decl());
                 return self.global_name(n, span, env, g, gspan);
             }
         }
@@ -453,7 +460,7 @@ impl<'m> Checker<'m> {
                     val(Ty::Error, false)
                 }
             }
-            Global::Fn(_) | Global::Spline => {
+            Global::Fn(_) | Global::Spline(_) => {
                 self.diags.push(
                     Diagnostic::error(
                         "E0311",

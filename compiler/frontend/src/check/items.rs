@@ -183,6 +183,8 @@ impl<'m> Checker<'m> {
             self.unknown_type(inst);
             return;
         };
+        let decl = Decl::Type(info.name.clone());
+        self.resolution.record(inst.ty.span, &inst.ty.name, decl);
         if info.kind != inst.kind {
             self.diags.push(
                 Diagnostic::error(
@@ -295,6 +297,11 @@ impl<'m> Checker<'m> {
             given.insert(&f.name.name, f.name.span);
             match info.param(&f.name.name) {
                 Some(p) => {
+                    let field = Decl::Field {
+                        ty: info.name.clone(),
+                        name: p.name.clone(),
+                    };
+                    self.resolution.record(f.name.span, &f.name.name, field);
                     self.expect(
                         f.value.span,
                         v.ty,

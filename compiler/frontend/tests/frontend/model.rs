@@ -128,3 +128,89 @@ fn short_names_suggest_only_case_variants() {
     assert!(notes[0].is_empty(), "`m` is not a typo of `L`");
     assert_eq!(notes[1], &vec!["did you mean `L`?".to_string()]);
 }
+
+/// The span of the `k`-th occurrence (0-based) of `word` in the model text.
+fn span_of(
+    a: &fdc_frontend::Analysis,
+    text: &str,
+    word: &str,
+    k: usize,
+) -> fdc_frontend::ast::Span {
+    let file = a.modules.last().unwrap().file;
+    let start = text.match_indices(word).nth(k).unwrap().0;
+    fdc_frontend::ast::Span {
+        file,
+        start: start as u32,
+        end: (start + word.len()) as u32,
+    }
+}
+
+#[test]
+fn name_uses_link_to_their_declarations() {
+    use fdc_frontend::Decl;
+    let text = "\
+param k = 3;
+fn twice(x: scalar): scalar = 2 * x;
+force pull(q: body) {
+    param gain: scalar;
+    let pf = twice(gain) * k_not;
+    apply force pf * [0, 0, 1] on q at [0, 0, 0];
+}
+body wheel: rigid_body { mass = twice(k); inertia = [1, 1, 1]; }
+force p: pull(wheel) { gain = k + pi; }
+for i in 1..3 { body c[i]: rigid_body { mass = 1; inertia = [1, 1, 1]; } }
+for i in 1..3 { force s[i]: pull(c[i]) { gain = 1; } }
+";
+    // `k_not` is unknown: the checker reports it and leaves it unresolved.
+    let a = analyze_source("r.fd", text);
+    assert_eq!(a.diagnostics.len(), 1, "{}", a.render());
+    assert!(a.render().contains("unknown name `k_not`"));
+    let r = &a.resolution;
+    let m = &a.model;
+    let at = |w: &str, k: usize| r.get(span_of(&a, text, w, k), w).cloned();
+    // Top-level names: indices into the model's lists.
+    let Some(Decl::Param(i)) = at("k", 2) else {
+        panic!("{:?}", at("k", 2))
+    };
+    assert_eq!(m.params[i].name.name, "k");
+    let Some(Decl::Fn(f)) = at("twice", 1) else {
+        panic!()
+    };
+    assert_eq!(m.functions[f].name.name, "twice");
+    assert_eq!(at("twice", 2), Some(Decl::Fn(f)), "the call in the model");
+    let Some(Decl::Instance(b)) = at("wheel", 1) else {
+        panic!()
+    };
+    assert_eq!(m.instances[b].name, "wheel");
+    // Inside the type: the field and the connection are locals declared in it.
+    assert_eq!(
+        at("gain", 1),
+        Some(Decl::Local(span_of(&a, text, "gain", 0)))
+    );
+    assert_eq!(at("q", 1), Some(Decl::Local(span_of(&a, text, "q", 0))));
+    assert_eq!(at("x", 1), Some(Decl::Local(span_of(&a, text, "x", 0))));
+    assert_eq!(at("pf", 1), Some(Decl::Local(span_of(&a, text, "pf", 0))));
+    assert_eq!(at("k_not", 0), None);
+    // Type names, fields and builtins.
+    assert_eq!(at("pull", 1), Some(Decl::Type("pull".into())));
+    let field = Decl::Field {
+        ty: "pull".into(),
+        name: "gain".into(),
+    };
+    assert_eq!(at("gain", 2), Some(field));
+    assert_eq!(at("pi", 0), Some(Decl::Builtin("pi")));
+    // One span, two uses: the loop's copies name `c[1]` and `c[2]`.
+    let c_use = span_of(&a, text, "c[i]", 1);
+    let copies: Vec<usize> = ["c[1]", "c[2]"]
+        .iter()
+        .map(|n| match r.get(c_use, n) {
+            Some(Decl::Instance(i)) => *i,
+            other => panic!("{n}: {other:?}"),
+        })
+        .collect();
+    let names: Vec<&str> = copies
+        .iter()
+        .map(|&i| m.instances[i].name.as_str())
+        .collect();
+    assert_eq!(names, ["c[1]", "c[2]"]);
+}

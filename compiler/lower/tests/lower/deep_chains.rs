@@ -21,7 +21,7 @@ fn run_small_stack(text: String) -> (Vec<String>, Vec<String>, Vec<(String, f64)
             if a.has_errors() {
                 return (codes, Vec::new(), Vec::new());
             }
-            match fdc_lower::lower_with_files(&a.modules, &[], Some(&a.files)) {
+            match fdc_lower::lower_with_files(&a, &[], Some(&a.files)) {
                 Ok(l) => {
                     let params = l.params.iter().map(|(n, v)| (n.clone(), v[0])).collect();
                     (codes, Vec::new(), params)

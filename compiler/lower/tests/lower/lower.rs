@@ -7,7 +7,7 @@ use fdc_lower::{lower, LoweredModel};
 fn lowered(text: &str, overrides: &[(String, f64)]) -> LoweredModel {
     let a = fdc_frontend::analyze_source("model.fd", text);
     assert!(!a.has_errors(), "{:?}", a.diagnostics);
-    match lower(&a.modules, overrides) {
+    match lower(&a, overrides) {
         Ok(l) => l,
         Err(e) => panic!(
             "lowering failed: {:?}",

@@ -4,7 +4,7 @@
 use crate::document::Document;
 use crate::lookup::{self, Decl, Scope, Target};
 use crate::position::LineIndex;
-use fdc_frontend::ast::{Expr, Item, Kind, Module, StmtKind};
+use fdc_frontend::ast::{Expr, Item, Kind, Module, Span, StmtKind};
 use fdc_frontend::{builtins, Severity, TypeInfo};
 use lsp_types::*;
 use std::collections::BTreeMap;
@@ -250,9 +250,11 @@ pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
         }
         Target::CallName(name, call) => {
             let ty = type_of(doc, call).unwrap_or_else(|| "?".into());
-            let text = if let Some(Decl::Fn(f)) = lookup::top_decls(&doc.analysis.modules)
-                .find(|d| matches!(d, Decl::Fn(f) if f.name.name == name.name))
-            {
+            let called = match doc.analysis.resolution.get(name.span, &name.name) {
+                Some(fdc_frontend::Decl::Fn(i)) => doc.analysis.model.functions.get(*i),
+                _ => None,
+            };
+            let text = if let Some(f) = called {
                 decl_markdown(doc, Decl::Fn(f))
             } else if let Some(b) = builtins::function(&name.name) {
                 format!("```fd\n{}\n```\nbuiltin: {}\n\nresult: {ty}", b.call, b.doc)
@@ -288,23 +290,41 @@ pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
     })
 }
 
+/// Where the name used at `span` is declared, as the checker resolved it (`None` for
+/// a builtin or a name the checker did not resolve).
+fn resolved(doc: &Document, span: Span, name: &str) -> Option<Span> {
+    use fdc_frontend::Decl as D;
+    let m = &doc.analysis.model;
+    Some(match doc.analysis.resolution.get(span, name)? {
+        D::Param(i) => m.params.get(*i)?.name.span,
+        D::Input(i) => m.inputs.get(*i)?.name.span,
+        D::Fn(i) => m.functions.get(*i)?.name.span,
+        D::Spline(i) => m.splines.get(*i)?.name.span,
+        D::Instance(i) => m.instances.get(*i)?.name_span,
+        D::Type(t) => m.types.get(t)?.name_span,
+        D::Local(at) => *at,
+        D::Field { ty, name } => m.types.get(ty)?.param(name)?.span,
+        D::Builtin(_) => return None,
+    })
+}
+
 pub fn definition(doc: &Document, offset: usize) -> Option<Location> {
     let module = root_module(doc)?;
     let span = match lookup::target_at(module, offset)? {
+        // The checker's link first; the walk where the checker resolved nothing (a
+        // name it reported).
         Target::Expr(e, scope) => match &e.kind {
-            fdc_frontend::ast::ExprKind::Name(n) => {
-                lookup::resolve(&doc.analysis.modules, n, scope, offset)?
-                    .ident()
-                    .span
-            }
+            fdc_frontend::ast::ExprKind::Name(n) => match resolved(doc, e.span, n) {
+                Some(span) => span,
+                None => {
+                    lookup::resolve(&doc.analysis.modules, n, scope, offset)?
+                        .ident()
+                        .span
+                }
+            },
             _ => return None,
         },
-        Target::CallName(name, _) => {
-            lookup::top_decls(&doc.analysis.modules)
-                .find(|d| matches!(d, Decl::Fn(f) if f.name.name == name.name))?
-                .ident()
-                .span
-        }
+        Target::CallName(name, _) => resolved(doc, name.span, &name.name)?,
         Target::Member(..) => return None,
         Target::TypeName(ident) => instance_type(doc, &ident.name)?.name_span,
         Target::FieldName(ident, inst) => {
