@@ -89,14 +89,14 @@ fn main() {
             label: "vehicle, analytic road",
             file: "vehicle.fd",
             set: &[],
-            fixed: fixed,
+            fixed,
             linear: sparse,
         },
         Case {
             label: "vehicle, analytic road",
             file: "vehicle.fd",
             set: &[],
-            fixed: fixed,
+            fixed,
             linear: dense,
         },
         Case {
@@ -110,14 +110,14 @@ fn main() {
             label: "vehicle, straight.crg",
             file: "vehicle.fd",
             set: crg,
-            fixed: fixed,
+            fixed,
             linear: sparse,
         },
         Case {
             label: "quarter car, rough road",
             file: "quarter_car_tyre.fd",
             set: &[],
-            fixed: fixed,
+            fixed,
             linear: sparse,
         },
     ];
