@@ -70,6 +70,70 @@ impl Crg {
     pub fn sections(&self) -> &[f64] {
         &self.v
     }
+
+    /// A fingerprint of everything the evaluation reads (grid, reference line,
+    /// modifiers as applied): two data sets with the same fingerprint evaluate alike
+    /// (FNV-1a over the bits: stable across runs and machines). The runtime puts it
+    /// into a model's identity, so a snapshot taken on one road is not restored on
+    /// another.
+    pub fn fingerprint(&self) -> u64 {
+        let mut h = Fnv::default();
+        for x in [
+            self.u_first,
+            self.u_last,
+            self.u_inc,
+            self.phi_first,
+            self.phi_last,
+        ] {
+            h.f64(x);
+        }
+        for x in [self.x_first, self.y_first, self.x_last, self.y_last] {
+            h.f64(x);
+        }
+        for x in [
+            self.ref_z_const,
+            self.bank_const,
+            self.v_inc.unwrap_or(f64::NAN),
+        ] {
+            h.f64(x);
+        }
+        h.word(self.nu as u64);
+        h.word(u64::from(self.has_bank));
+        for list in [&self.v, &self.x, &self.y, &self.phi] {
+            h.f64s(list);
+        }
+        for list in [&self.ref_z, &self.bank] {
+            h.word(u64::from(list.is_some()));
+            h.f64s(list.as_deref().unwrap_or(&[]));
+        }
+        h.word(self.z.len() as u64);
+        self.z.iter().for_each(|z| h.word(u64::from(z.to_bits())));
+        h.0
+    }
+}
+
+/// FNV-1a, 64 bits, over little-endian words.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn word(&mut self, w: u64) {
+        for b in w.to_le_bytes() {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn f64(&mut self, x: f64) {
+        self.word(x.to_bits());
+    }
+    fn f64s(&mut self, xs: &[f64]) {
+        self.word(xs.len() as u64);
+        xs.iter().for_each(|&x| self.f64(x));
+    }
 }
 
 /// The local tangent plane of a road under a point, as a tyre's `plane_*` slots take
@@ -115,6 +179,15 @@ impl Road {
             friction,
             slope_step: 1e-3,
         })
+    }
+
+    /// [`Crg::fingerprint`] of the surface and the friction file, and the slope step.
+    pub fn fingerprint(&self) -> u64 {
+        let mut h = Fnv::default();
+        h.word(self.surface.fingerprint());
+        h.word(self.friction.as_ref().map_or(0, Crg::fingerprint));
+        h.f64(self.slope_step);
+        h.0
     }
 
     /// Elevation z(x, y).

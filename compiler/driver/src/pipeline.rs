@@ -62,8 +62,13 @@ pub struct Built {
 }
 
 /// The files a model reads: the model, its `use`d files, its spline `table(...)`
-/// files and the mesh files of its shapes (resolved as the lowering does: relative to the declaring file's directory).
-pub fn input_files(analysis: &Analysis) -> Vec<std::path::PathBuf> {
+/// files and the mesh files of its shapes (resolved as the lowering does: relative to
+/// the declaring file's directory), and the tyre property and road files the lowering
+/// read (`tir(...)`, `crg(...)`: `LoweredModel::data_files`).
+pub fn input_files(
+    analysis: &Analysis,
+    lowered: &fdc_lower::LoweredModel,
+) -> Vec<std::path::PathBuf> {
     use fdc_frontend::ast::{ExprKind, Item};
     let files = &analysis.files;
     let mut out: Vec<_> = (0..files.len())
@@ -91,6 +96,7 @@ pub fn input_files(analysis: &Analysis) -> Vec<std::path::PathBuf> {
             }
         }
     }
+    out.extend(lowered.data_files.iter().cloned());
     out
 }
 
@@ -282,7 +288,7 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
         parse_check,
         lower_diff,
     } = front;
-    let input_paths = input_files(&analysis);
+    let input_paths = input_files(&analysis, &lowered);
     let structure_set: Vec<String> = analysis
         .structural
         .iter()

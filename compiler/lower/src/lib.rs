@@ -210,6 +210,10 @@ pub struct LoweredModel {
     pub warnings: Vec<LowerError>,
     /// Data roads (`crg(...)`) and the tyres on them, for the runtime.
     pub roads: fdc_runtime::Roads,
+    /// The data files the lowering read besides spline tables: tyre property files
+    /// (`tir(...)`) and road files (`crg(...)`), sorted, each once. They are inputs of
+    /// the model like its source files (the driver's `input_files`).
+    pub data_files: Vec<std::path::PathBuf>,
     /// Display shapes for `fdc view`: beside the model, never part of its code.
     pub shapes: Vec<shapes::Shape>,
     /// Display glyphs of joints and forces for `fdc view`, beside the model too.
@@ -541,6 +545,7 @@ impl<'a> Lowering<'a> {
         }
         let warnings = std::mem::take(&mut self.errors);
         let roads = self.roads();
+        let data_files = self.data_files();
         let (nq, nv) = (self.nq, self.nv);
         let mut body_names: Vec<(String, usize)> = self.body_names.into_iter().collect();
         body_names.sort_by_key(|b| b.1);
@@ -557,6 +562,7 @@ impl<'a> Lowering<'a> {
             params,
             warnings,
             roads,
+            data_files,
             shapes: Vec::new(),
             glyphs: self.glyphs,
         })

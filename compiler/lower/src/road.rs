@@ -38,6 +38,13 @@ impl RoadTable {
     pub fn roads(&self) -> Vec<Arc<fdc_road::Road>> {
         self.roads.clone()
     }
+
+    /// Every file of the roads named so far (surfaces and friction files).
+    pub fn files(&self) -> impl Iterator<Item = &PathBuf> {
+        self.files
+            .iter()
+            .flat_map(|(s, f)| std::iter::once(s).chain(f))
+    }
 }
 
 fn error(span: Span, code: &'static str, message: String, label: &str, hint: String) -> LowerError {
@@ -190,6 +197,16 @@ impl Lowering<'_> {
             mu_base: params[mu],
         };
         self.road_contacts.push(contact);
+    }
+
+    /// The `tir(...)` and `crg(...)` files this lowering read, sorted, each once.
+    pub(crate) fn data_files(&self) -> Vec<PathBuf> {
+        let tir = self.globals.tir.borrow();
+        let roads = self.globals.roads.borrow();
+        let mut out: Vec<PathBuf> = tir.keys().chain(roads.files()).cloned().collect();
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// The roads and contacts of the finished lowering.

@@ -280,7 +280,8 @@ fn a_signal_mid_run_leaves_only_whole_rows() {
     }
 }
 
-/// `-o` onto the model, a `use`d file or a spline table: refused, the file unchanged.
+/// `-o` onto the model, a `use`d file, a spline table, a tyre property file or a road
+/// file: refused, the file unchanged.
 #[test]
 fn results_never_overwrite_an_input() {
     let dir = temp("inputs");
@@ -288,14 +289,21 @@ fn results_never_overwrite_an_input() {
     std::fs::write(&lib, "param k = 1;\n").unwrap();
     let table = dir.join("law.csv");
     std::fs::write(&table, "0 0\n1 1\n2 4\n").unwrap();
+    let tir = dir.join("tyre.tir");
+    std::fs::write(&tir, "[LONGITUDINAL_COEFFICIENTS]\nPCX1 = 1.6\n").unwrap();
+    let road = dir.join("road.crg");
+    let road_text = std::fs::read_to_string(example("roads/straight.crg")).unwrap();
+    std::fs::write(&road, &road_text).unwrap();
     let model = dir.join("m.fd");
-    let text = "use \"lib.fd\";\nspline law = table(\"law.csv\", 0, 1);\nbody b: rigid_body { mass = k; inertia = [1, 1, 1]; }\noutput y = law(t);\nsimulate { end = 0.01; }\n";
+    let text = "use \"lib.fd\";\nspline law = table(\"law.csv\", 0, 1);\nparam pcx1 = tir(\"tyre.tir\", \"PCX1\");\nparam surface = crg(\"road.crg\");\nbody b: rigid_body { mass = k; inertia = [1, 1, 1]; }\noutput y = law(t);\nsimulate { end = 0.01; }\n";
     std::fs::write(&model, text).unwrap();
     let m = model.to_str().unwrap();
     for (target, content) in [
         (&model, text),
         (&lib, "param k = 1;\n"),
         (&table, "0 0\n1 1\n2 4\n"),
+        (&tir, "[LONGITUDINAL_COEFFICIENTS]\nPCX1 = 1.6\n"),
+        (&road, road_text.as_str()),
     ] {
         let out = run(&[m, "-q", "-o", target.to_str().unwrap()], &dir);
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -231,3 +231,35 @@ fn hinted_search_gives_the_full_searchs_numbers() {
         }
     }
 }
+
+#[test]
+fn fingerprints_tell_roads_apart() {
+    // The same file read twice: one fingerprint; every other sample: another one.
+    let names = [
+        "straight",
+        "curved",
+        "banked",
+        "nans",
+        "nans_mods",
+        "friction",
+    ];
+    let prints: Vec<u64> = names.iter().map(|n| sample(n).fingerprint()).collect();
+    for (i, n) in names.iter().enumerate() {
+        assert_eq!(sample(n).fingerprint(), prints[i], "{n}");
+        for j in 0..i {
+            assert_ne!(prints[i], prints[j], "{n} vs {}", names[j]);
+        }
+    }
+    // One elevation of one grid point, and one header value, change it.
+    let flat = "    0.0000    0.0000\n".repeat(11);
+    let bump = flat.replacen("    0.0000    0.0000", "    0.0000    0.0010", 1);
+    let header = "REFERENCE_LINE_INCREMENT = 1.0";
+    let print = |h: &str, d: &str| Crg::parse(file(h, d).as_bytes()).unwrap().fingerprint();
+    let base = print(header, &flat);
+    assert_ne!(base, print(header, &bump));
+    assert_ne!(base, print("REFERENCE_LINE_INCREMENT = 1.5", &flat));
+    // A road with a friction file is not the road without it.
+    let without = Road::new(sample("curved"), None).unwrap().fingerprint();
+    let with = Road::new(sample("curved"), Some(sample("friction"))).unwrap();
+    assert_ne!(without, with.fingerprint());
+}

@@ -73,6 +73,11 @@ impl Feed {
         }
     }
 
+    /// The roads and contacts (for the model's fingerprint).
+    pub(super) fn roads(&self) -> &Roads {
+        &self.roads
+    }
+
     /// Forgets the last centres, so that the next call writes every plane (after the
     /// parameters were replaced from outside, e.g. a restored snapshot).
     pub(super) fn invalidate(&mut self) {

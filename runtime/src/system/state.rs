@@ -246,8 +246,10 @@ impl System {
     }
 
     /// A fingerprint of the model's structure: sizes, instances (name, type, maps,
-    /// parameter count) and inputs. States carry it so that one model's state is not
-    /// restored into another (FNV-1a: stable across runs and machines).
+    /// parameter count), inputs, and the data roads (their contents and which tyre
+    /// rolls on which: a state of a run on one road does not fit another road). States
+    /// carry it so that one model's state is not restored into another (FNV-1a:
+    /// stable across runs and machines).
     pub(super) fn fingerprint(&self) -> u64 {
         let mut h = Fnv(0xcbf2_9ce4_8422_2325);
         for n in [self.nq, self.nv, self.nl, self.inst.len()] {
@@ -265,6 +267,14 @@ impl System {
         for i in &self.inputs {
             h.bytes(i.name.as_bytes());
         }
+        let roads = self.roads.roads();
+        h.usize(roads.roads.len());
+        roads.roads.iter().for_each(|r| h.u64(r.fingerprint()));
+        for c in &roads.contacts {
+            for n in [c.instance, c.road].iter().chain(&c.q).chain(&c.slots) {
+                h.usize(*n);
+            }
+        }
         h.0
     }
 }
@@ -279,7 +289,10 @@ impl Fnv {
         }
     }
     fn usize(&mut self, n: usize) {
-        for x in (n as u64).to_le_bytes() {
+        self.u64(n as u64);
+    }
+    fn u64(&mut self, n: u64) {
+        for x in n.to_le_bytes() {
             self.0 = (self.0 ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3);
         }
     }

@@ -10,12 +10,17 @@ use crate::common;
 
 use common::{build_or_panic, channel, example_path, no_cache, simulate};
 use fdc_road::{Crg, Road};
-use fdc_runtime::MemorySink;
+use fdc_runtime::{MemorySink, System};
 
 const WHEELS: [&str; 4] = ["fl", "fr", "rl", "rr"];
 
-/// A slow run (2 m/s, straight ahead) over road `crg_road` for `end` seconds.
-fn run(crg_road: f64, end: f64) -> MemorySink {
+/// The vehicle on road `crg_road` at 2 m/s, straight ahead.
+fn built(crg_road: f64) -> fdc_driver::pipeline::Built {
+    built_from(&example_path("vehicle.fd"), crg_road)
+}
+
+/// [`built`] of the vehicle model at `model`.
+fn built_from(model: &std::path::Path, crg_road: f64) -> fdc_driver::pipeline::Built {
     let mut opts = no_cache();
     opts.overrides = [
         ("crg_road", crg_road),
@@ -26,9 +31,14 @@ fn run(crg_road: f64, end: f64) -> MemorySink {
     .iter()
     .map(|(n, v)| (n.to_string(), *v))
     .collect();
-    let b = build_or_panic(&example_path("vehicle.fd"), &opts);
+    let b = build_or_panic(model, &opts);
     assert_eq!(b.model.roads.contacts.len(), 4, "every tyre is on the road");
-    simulate(b, |s| s.end = end).0
+    b
+}
+
+/// A slow run (2 m/s, straight ahead) over road `crg_road` for `end` seconds.
+fn run(crg_road: f64, end: f64) -> MemorySink {
+    simulate(built(crg_road), |s| s.end = end).0
 }
 
 fn road(surface: &str, friction: Option<&str>) -> Road {
@@ -124,4 +134,68 @@ fn a_run_over_a_crg_road_is_bitwise_repeatable() {
         let same = x.iter().zip(&y).all(|(p, q)| p.to_bits() == q.to_bits());
         assert!(same, "channel {n} differs between reruns");
     }
+}
+
+/// The road files are inputs of the model (results never overwrite them, `fdc view`
+/// rebuilds when they change), and their contents are part of its identity: a state
+/// taken on one road is refused by the same model whose road file has other bumps
+/// (same code, instances and sizes), and restored on its own road.
+#[test]
+fn road_files_are_inputs_and_part_of_the_model_identity() {
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        a.canonicalize()
+            .ok()
+            .is_some_and(|a| b.canonicalize().ok() == Some(a))
+    };
+    let straight = built(1.0);
+    // Both branches of the model's `if` name their roads, and both are read.
+    for f in ["straight.crg", "curved.crg", "friction.crg"] {
+        let path = example_path(&format!("roads/{f}"));
+        assert!(
+            straight.inputs.iter().any(|i| same(i, &path)),
+            "{f} not among the inputs {:?}",
+            straight.inputs
+        );
+    }
+    // A copy of the model whose straight.crg has bumps of 12 mm instead of 10 mm.
+    let dir = std::env::temp_dir().join(format!("fdc-vehicle-crg-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("roads")).unwrap();
+    std::fs::copy(example_path("vehicle.fd"), dir.join("vehicle.fd")).unwrap();
+    for f in ["curved.crg", "friction.crg"] {
+        std::fs::copy(
+            example_path(&format!("roads/{f}")),
+            dir.join("roads").join(f),
+        )
+        .unwrap();
+    }
+    let text = std::fs::read_to_string(example_path("roads/straight.crg")).unwrap();
+    let higher = text.replace(" 0.010000", " 0.012000");
+    assert_ne!(text, higher);
+    std::fs::write(dir.join("roads/straight.crg"), higher).unwrap();
+    let other = built_from(&dir.join("vehicle.fd"), 1.0);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let s = fdc_driver::settings::runtime_settings(
+        &straight.settings,
+        &fdc_driver::settings::Overrides::default(),
+    )
+    .unwrap();
+    let mut a = System::new(straight.model.clone()).unwrap();
+    a.initialize(&s).unwrap();
+    for _ in 0..20 {
+        a.step(&s).unwrap();
+    }
+    let state = a.state();
+    let mut b = System::new(other.model).unwrap();
+    b.initialize(&s).unwrap();
+    let refused = b.restore(&state);
+    assert!(refused.is_err(), "a state of one road fits the other");
+    // Its own road takes it, and continues exactly as the original.
+    let mut c = System::new(straight.model).unwrap();
+    c.initialize(&s).unwrap();
+    c.restore(&state).unwrap();
+    let (ra, rc) = (a.step(&s).unwrap(), c.step(&s).unwrap());
+    assert_eq!(ra.t.to_bits(), rc.t.to_bits());
+    let bits = |s: &System| s.q().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&a), bits(&c));
 }
