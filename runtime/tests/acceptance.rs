@@ -283,19 +283,6 @@ fn heavy_top_reference_nutates() {
     assert!(spread > 1e-2 && diff < 1e-10, "{spread} {diff}");
 }
 
-/// The fewest steps of a fixed step that reaches `target`: from `h` down by 5 % until
-/// the error `run(h)` is at most `target` (the first such step of the search).
-fn best_fixed_steps(target: f64, mut h: f64, run: impl Fn(f64) -> (f64, RunStats)) -> usize {
-    loop {
-        let (e, st) = run(h);
-        if e <= target || h < 1e-5 {
-            eprintln!("fixed h = {h:.3e}: error {e:.3e} in {} steps", st.steps);
-            return st.steps;
-        }
-        h /= 1.05;
-    }
-}
-
 #[test]
 fn heavy_top_adaptive_error_follows_the_tolerance() {
     // Measured: the error of cos θ is 14.4 tol from 1e-4 to 1e-10 (1,001 … 999,363
