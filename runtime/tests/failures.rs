@@ -3,6 +3,9 @@
 //! that grows without bound ends with "diverged", naming what grew, with the rows so
 //! far kept.
 
+// The `ghost` element's hand-written functions (element_fn!) are unsafe extern "C".
+#![allow(clippy::missing_safety_doc)]
+
 mod common;
 
 use common::*;

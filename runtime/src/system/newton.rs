@@ -422,8 +422,8 @@ impl System {
         self.dx[..nv].fill(0.0);
         let solver = self.js.as_mut().expect("solvers exist after initialize");
         solver.solve(&mut self.dx);
-        for i in 0..nv {
-            e[i] -= self.dx[i];
+        for (x, z) in e[..nv].iter_mut().zip(&self.dx) {
+            *x -= z;
         }
     }
 
@@ -450,8 +450,8 @@ impl System {
         if q4 > 0.0 && q4.is_finite() {
             // τ C_v h³ q⁗_i with τ = (‖q̈‖/‖q⁗‖)^(1/2).
             let k = velocity_error_constant(settings) * h * h * h * (q2 / q4).sqrt();
-            for i in 0..nv {
-                self.r[i] = self.r[i].hypot(k * ev[i]);
+            for (r, e) in self.r[..nv].iter_mut().zip(&ev) {
+                *r = r.hypot(k * e);
             }
         }
         self.err_v = ev;
