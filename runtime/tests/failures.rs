@@ -184,11 +184,11 @@ fn pendulum_error(s: &Settings, reference: &[f64]) -> (f64, fdc_runtime::RunStat
 
 #[test]
 fn the_adaptive_error_falls_monotonically_with_the_tolerance() {
-    // Measured (pendulum, tol 1e-4 … 1e-10): errors 1.30e-3, 1.33e-4, 1.34e-5 … 1.33e-9
-    // (13.0–13.5 tol: the global error is proportional to the tolerance) in 537 …
-    // 566,599 steps (∝ tol^(−1/2), second order), 7–10 rejected up to 1e-9 (2,375 at
-    // 1e-10, where the v̇ differences of the velocity error carry round-off);
-    // ρ∞ = 0.9: 11.6–13.2 tol, ρ∞ = 0.5: 14.3–16.0 tol.
+    // Measured (pendulum, tol 1e-4 … 1e-8): errors 1.30e-3, 1.33e-4, 1.34e-5 … 1.34e-7
+    // (13.0–13.4 tol: the global error is proportional to the tolerance) in 537 …
+    // 53,010 steps (∝ tol^(−1/2), second order), 8–10 rejected; at 1e-9 and 1e-10,
+    // without the velocity term (round-off there), 38.4 and 39.6 tol in 124,628 and
+    // 394,102 steps.
     let base = Settings {
         end: 3.2,
         output_every: 0.05,
