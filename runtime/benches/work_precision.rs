@@ -8,7 +8,9 @@
 //! rows, the steps a fixed step would need for the adaptive runs' errors (error ∝ h²
 //! between the two fixed steps around it) and their ratio. Run with
 //! `cargo test --workspace --bench work_precision` (or `cargo bench`); prints the
-//! tables of docs/performance.md. Not a test: nothing is asserted.
+//! tables of docs/performance.md. Not a test: nothing is asserted. Arguments pick
+//! models and schemes by a part of their names (`-- pendulum default`: the pendulum
+//! with the default damping); without, all of them.
 
 #[path = "../tests/runtime/common/mod.rs"]
 mod common;
@@ -94,10 +96,26 @@ fn main() {
         ("ρ∞ = 0.8", Form::ArnoldBruls, Some(0.8), -0.05),
         ("ρ∞ = 0.6", Form::ArnoldBruls, Some(0.6), -0.05),
     ];
+    // Arguments that are not cargo's flags pick models and schemes by name.
+    let picks: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    // A pick that matches a model's name picks models, one that matches a scheme's
+    // picks schemes; no pick of a kind: all of that kind.
+    let picked = |name: &str, names: &[&str]| {
+        let mine: Vec<&String> = picks
+            .iter()
+            .filter(|p| names.iter().any(|n| n.contains(p.as_str())))
+            .collect();
+        mine.is_empty() || mine.iter().any(|p| name.contains(p.as_str()))
+    };
+    let model_names: Vec<&str> = cases.iter().map(|c| c.name).collect();
+    let scheme_names: Vec<&str> = schemes.iter().map(|s| s.0).collect();
     println!("| model | scheme | step control | steps | error | wall [ms] |");
     println!("|---|---|---|---|---|---|");
     let mut ratios = Vec::new();
-    for case in &cases {
+    for case in cases.iter().filter(|c| picked(c.name, &model_names)) {
         let base = Settings {
             end: case.end,
             output_every: 0.05,
@@ -111,7 +129,8 @@ fn main() {
             },
         )
         .0;
-        for &(label, form, rho_inf, alpha) in &schemes {
+        for &(label, form, rho_inf, alpha) in schemes.iter().filter(|s| picked(s.0, &scheme_names))
+        {
             let base = Settings {
                 form,
                 rho_inf,

@@ -18,6 +18,19 @@ pub const DIVERGED_GROWTH: f64 = 1e10;
 pub const STREAK_GROWTH: f64 = 1e4;
 pub const STREAK_RATIO: f64 = 1.5;
 pub const STREAK_STEPS: usize = 8;
+/// The sustained rise: the envelope (largest growth) of every [`WINDOW`] accepted
+/// steps, compared over spans of [`SPAN`] windows; the run ends when the envelope rose
+/// by at least [`SPAN_RISE`] over each of the last [`SPANS`] spans and is above
+/// [`DIVERGED_AT_FAILURE`]. An envelope, not the value: the multipliers of a slow
+/// blow-up oscillate while they grow (the heavy top at ρ∞ = 0.95, h = 2 ms: ×1.2–2.1
+/// per window), which the streak above never sees; several spans in a row, not one
+/// ratio: a single spike (an impact, a whip) rises once and falls back.
+pub const WINDOW: usize = 25;
+pub const SPAN: usize = 4;
+pub const SPANS: usize = 3;
+pub const SPAN_RISE: f64 = 4.0;
+/// Window envelopes kept: the current span ends and the starts of the spans before.
+const ENVELOPES: usize = SPAN * SPANS + 1;
 
 /// The watcher's state: the start scales, the last growth and the streak.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -26,6 +39,12 @@ pub(super) struct Monitor {
     pub floor_l: f64,
     pub last: f64,
     pub streak: usize,
+    /// Largest growth and accepted steps of the current window.
+    pub window_max: f64,
+    pub window_steps: usize,
+    /// Envelopes of the last [`ENVELOPES`] completed windows, the latest last (0: none
+    /// yet).
+    pub envelopes: [f64; ENVELOPES],
 }
 
 impl Monitor {
@@ -36,6 +55,9 @@ impl Monitor {
             floor_l: 1.0 + inf_norm(lam),
             last: 1.0,
             streak: 0,
+            window_max: 0.0,
+            window_steps: 0,
+            envelopes: [0.0; ENVELOPES],
         }
     }
 
@@ -68,7 +90,25 @@ impl Monitor {
         };
         self.last = g;
         let geometric = g > STREAK_GROWTH && self.streak >= STREAK_STEPS;
-        (g.is_nan() || g > DIVERGED_GROWTH || geometric).then_some((i, g))
+        (g.is_nan() || g > DIVERGED_GROWTH || geometric || self.sustained(g)).then_some((i, g))
+    }
+
+    /// Adds growth g of an accepted step to the window; at the end of a window, whether
+    /// the envelope rose by [`SPAN_RISE`] over each of the last [`SPANS`] spans.
+    fn sustained(&mut self, g: f64) -> bool {
+        self.window_max = self.window_max.max(g);
+        self.window_steps += 1;
+        if self.window_steps < WINDOW {
+            return false;
+        }
+        self.envelopes.rotate_left(1);
+        self.envelopes[ENVELOPES - 1] = self.window_max;
+        self.window_max = 0.0;
+        self.window_steps = 0;
+        let e = &self.envelopes;
+        e[ENVELOPES - 1] > DIVERGED_AT_FAILURE
+            && e[0] > 0.0
+            && (0..SPANS).all(|k| e[(k + 1) * SPAN] >= SPAN_RISE * e[k * SPAN])
     }
 }
 

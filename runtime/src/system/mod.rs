@@ -153,6 +153,10 @@ pub struct System {
     dx: Vec<f64>,
     scale_t: Vec<f64>,
     w: Vec<f64>,
+    /// Scratch of the error estimate ([nv + nl] each): the velocity error and the
+    /// tangential acceleration (`newton.rs` `velocity_error`).
+    err_v: Vec<f64>,
+    acc_t: Vec<f64>,
     // matrices
     jp: Pattern,
     jv: Vec<f64>,

@@ -74,6 +74,26 @@ fn local_error_constant(settings: &Settings) -> f64 {
     s.beta + 0.5 * s.delta() - 1.0 / 6.0
 }
 
+/// The local error constant of the velocities, e_v = C_v h³ q⁗ + O(h⁴): with a_n ≈
+/// q̈(t_n + δh) + c h² q⁗, c = −δ(1 + δ − 2α_m)/2 (the second order of the
+/// recurrence), v_n + h((1 − γ) a_n + γ a_{n+1}) errs by (1/12 − δ²/2 + c) h³ q⁗
+/// (1/12 − α/2 − α² for HHT, 1/12 for the trapezoidal rule); docs/runtime.md.
+fn velocity_error_constant(settings: &Settings) -> f64 {
+    let s = settings.scheme();
+    let d = s.delta();
+    let c = -0.5 * d * (1.0 + d - 2.0 * s.alpha_m);
+    1.0 / 12.0 - 0.5 * d * d + c
+}
+
+/// The tightest rtol with the velocity term of the estimate. Its q⁗ is a second
+/// difference of v̇, whose round-off grows as h shrinks (∝ ε/h against an allowed error
+/// ∝ rtol^(3/2)); with it at rtol = 1e-10 the pendulum took 2,375 rejections and the
+/// N-four-bar cut its steps until its multipliers blew up, and at 1e-9 the N-four-bar
+/// (6.2e-9) was already more accurate than any run at 1e-10 (9.1e-9, its floor), so the
+/// error would stop falling with the tolerance. Below it the position estimate alone is
+/// used (docs/runtime.md).
+const VELOCITY_TERM_MIN_RTOL: f64 = 1e-8;
+
 /// How far below the error allowed per step, rtol^(3/2), the velocity criterion's
 /// tolerance goes with `adaptive`: Newton's remaining error must not be what limits
 /// the accuracy (measured on the N-four-bar at rtol = 1e-10: 1463·rtol with the
@@ -394,19 +414,57 @@ impl System {
     /// it). With the factorized iteration matrix J = [M̂ Bᵀ; B 0] of the step,
     /// J [z; μ] = [0; B e] gives the M̂-orthogonal normal part z; e − z stays in r.
     fn project_error(&mut self) {
+        let mut r = std::mem::take(&mut self.r);
+        self.project_tangential(&mut r);
+        self.r = r;
+    }
+
+    /// `e[..nv]` minus its part normal to the constraints (see
+    /// [`System::project_error`]); `e[nv..]` is overwritten.
+    fn project_tangential(&mut self, e: &mut [f64]) {
         let nv = self.nv;
         if self.nl == 0 {
             return;
         }
-        self.r[nv..].fill(0.0);
-        self.jp
-            .mul(&self.jv[..self.jp.nnz()], &self.r, &mut self.dx);
+        e[nv..].fill(0.0);
+        self.jp.mul(&self.jv[..self.jp.nnz()], e, &mut self.dx);
         self.dx[..nv].fill(0.0);
         let solver = self.js.as_mut().expect("solvers exist after initialize");
         solver.solve(&mut self.dx);
-        for i in 0..nv {
-            self.r[i] -= self.dx[i];
+        for (x, z) in e[..nv].iter_mut().zip(&self.dx) {
+            *x -= z;
         }
+    }
+
+    /// Adds the local error of the velocities to the (projected) position error in
+    /// r[..nv]: e_v = C_v h³ q⁗ with q⁗ from the second divided difference of v̇
+    /// over the last two steps, made a position error by the time scale τ = 1/ω of
+    /// the motion, ω² = ‖q⁗‖/‖q̈‖ (tangential parts; exact for a harmonic motion,
+    /// where a local error (e_q, e_v) becomes a global error of amplitude
+    /// √(e_q² + (e_v/ω)²)); r_i := √(r_i² + (τ e_v,i)²). Without it the estimate
+    /// vanishes where q⃛ does (a pendulum's turning points) while the velocity error
+    /// there does not, and the step grows where it should not (docs/runtime.md).
+    fn velocity_error(&mut self, settings: &Settings, h: f64) {
+        let (nv, hp) = (self.nv, self.h_prev);
+        let mut ev = std::mem::take(&mut self.err_v);
+        let mut at = std::mem::take(&mut self.acc_t);
+        for i in 0..nv {
+            let (new, now, before) = (self.x[i], self.vd[i], self.x_prev[i]);
+            ev[i] = 2.0 * ((new - now) / h - (now - before) / hp) / (h + hp);
+            at[i] = new;
+        }
+        self.project_tangential(&mut ev);
+        self.project_tangential(&mut at);
+        let (q4, q2) = (two_norm(&ev[..nv]), two_norm(&at[..nv]));
+        if q4 > 0.0 && q4.is_finite() {
+            // τ C_v h³ q⁗_i with τ = (‖q̈‖/‖q⁗‖)^(1/2).
+            let k = velocity_error_constant(settings) * h * h * h * (q2 / q4).sqrt();
+            for (r, e) in self.r[..nv].iter_mut().zip(&ev) {
+                *r = r.hypot(k * e);
+            }
+        }
+        self.err_v = ev;
+        self.acc_t = at;
     }
 
     /// The local error test of `adaptive` (theory §8) on the converged step: the
@@ -439,6 +497,9 @@ impl System {
             // the tangential error can vanish while the step is far too large.
             if self.h_prev > 0.0 {
                 self.project_error();
+                if tol >= VELOCITY_TERM_MIN_RTOL {
+                    self.velocity_error(settings, h);
+                }
             }
         }
         let ratio = |s: &Self, i: usize| -> f64 {

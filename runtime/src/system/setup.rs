@@ -473,6 +473,8 @@ impl System {
             f: vec![0.0; nv],
             dx: vec![0.0; nx],
             scale_t: vec![0.0; nv],
+            err_v: vec![0.0; nx],
+            acc_t: vec![0.0; nx],
             w: vec![1.0; nv],
             // One slot more than the pattern: entries of removed constraint rows go there.
             jv: vec![0.0; jp.nnz() + 1],

@@ -19,7 +19,7 @@ use crate::linear::SolverMemory;
 
 /// Format of [`State::to_bytes`]: a magic word and a version, then the fields.
 const MAGIC: &[u8; 8] = b"FDCSTATE";
-const FORMAT: u64 = 1;
+const FORMAT: u64 = 2;
 
 /// A snapshot of a [`System`] (see the module comment); restore it with
 /// [`System::restore`] into a system of the same model.
@@ -88,6 +88,9 @@ impl State {
             w.f64(x);
         }
         w.u64(m.streak as u64);
+        w.f64(m.window_max);
+        w.u64(m.window_steps as u64);
+        w.f64s(&m.envelopes);
         for list in [&self.vectors, &self.params] {
             w.u64(list.len() as u64);
             for v in list {
@@ -127,6 +130,9 @@ impl State {
                 floor_l: r.f64()?,
                 last: r.f64()?,
                 streak: r.usize()?,
+                window_max: r.f64()?,
+                window_steps: r.usize()?,
+                envelopes: r.f64s()?.try_into().ok()?,
             };
             let vectors = r.lists()?;
             let params = r.lists()?;

@@ -140,8 +140,8 @@ fn torque_free_body_adaptive_error_follows_the_tolerance() {
         if tol == 1e-6 {
             // The fixed step of the same accuracy: the rotation is steady, so the best
             // fixed step is the controller's own; adaptive takes no more steps
-            // (measured: 5,546 adaptive steps for 5.71e-6; the fixed h = 1.73 ms, first
-            // of a 5 % search to reach it, 5,796 steps for 5.22e-6).
+            // (measured: 6,503 adaptive steps for 4.16e-6; the fixed h = 1.49 ms, first
+            // of a 5 % search to reach it, 6,709 steps for 3.90e-6).
             let fixed_steps = best_fixed_steps(e, 5e-2, |h| {
                 top_error(&Settings {
                     step: h,
@@ -283,26 +283,13 @@ fn heavy_top_reference_nutates() {
     assert!(spread > 1e-2 && diff < 1e-10, "{spread} {diff}");
 }
 
-/// The fewest steps of a fixed step that reaches `target`: from `h` down by 5 % until
-/// the error `run(h)` is at most `target` (the first such step of the search).
-fn best_fixed_steps(target: f64, mut h: f64, run: impl Fn(f64) -> (f64, RunStats)) -> usize {
-    loop {
-        let (e, st) = run(h);
-        if e <= target || h < 1e-5 {
-            eprintln!("fixed h = {h:.3e}: error {e:.3e} in {} steps", st.steps);
-            return st.steps;
-        }
-        h /= 1.05;
-    }
-}
-
 #[test]
 fn heavy_top_adaptive_error_follows_the_tolerance() {
-    // Measured: the error of cos θ is 14.4 tol from 1e-4 to 1e-10 (1,001 … 999,363
-    // steps, ∝ tol^(−1/2), 0–4 rejected); the energy departs by 1.8 tol J; rows every
-    // 1 ms and at every step agree to 0.1 %. At 1e-6 the fixed step of equal accuracy
-    // needs 26 % more steps than adaptive (12,629: h = 0.158 ms, against 9,995): the
-    // step follows the nutation.
+    // Measured: the error of cos θ is 12.7 tol from 1e-4 to 1e-8, 14.4 at 1e-9 and 1e-10
+    // (1,163 … 999,363 steps, ∝ tol^(−1/2), 0–4 rejected); the energy departs by 1.3–1.6 tol J;
+    // rows every 1 ms and at every step agree to 0.1 %. At 1e-6 the fixed step of equal
+    // accuracy needs 20 % more steps than adaptive (13,988: h = 0.143 ms, against
+    // 11,624): the step follows the nutation.
     let base = Settings {
         end: 2.0,
         step: 1e-3,

@@ -202,8 +202,9 @@ fn a_state_of_another_model_or_bad_bytes_is_an_error() {
     longer.push(0);
     assert!(State::from_bytes(&longer).is_err());
     // Another format version, and a corrupt length (the count of vectors, after the
-    // scalars), are refused without allocating or panicking.
-    for at in [8, 107] {
+    // scalars and the divergence watch's 13 window envelopes), are refused without
+    // allocating or panicking.
+    for at in [8, 235] {
         let mut corrupt = bytes.clone();
         corrupt[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(State::from_bytes(&corrupt).is_err(), "at {at}");

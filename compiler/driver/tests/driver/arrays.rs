@@ -171,9 +171,10 @@ fn generic_patterns_equal_the_presets() {
 /// first 4 s (the crank falls over and turns about once): the error falls with the
 /// tolerance and stays proportional to it; rows every 1 ms are as accurate as rows at
 /// the steps; at equal accuracy adaptive takes no more steps than the best fixed step.
-/// Measured: 126, 74, 28, 20, 19, 19 and 18 tol for 1e-4 … 1e-10 (larger than
-/// proportional only where the error is centimetres), 540 … 532,000 steps; at 1e-6,
-/// 5,324 adaptive steps against 6,727 for the fixed h = 0.59 ms of the same error.
+/// Measured: 24, 6.8, 5.3, 5.2, 5.7, 19 and 91 tol for 1e-4 … 1e-10 (the runtime's
+/// velocity term of the error estimate stops below 1e-8; 9.1e-9 at 1e-10 is the floor),
+/// 655 … 532,251 steps; at 1e-6, 6,517 adaptive steps against 15,527 for the fixed
+/// h = 0.258 ms of the same error.
 #[test]
 fn n_four_bar_adaptive_error_follows_the_tolerance() {
     use fdc_driver::settings::{runtime_settings, Overrides};
@@ -207,7 +208,7 @@ fn n_four_bar_adaptive_error_follows_the_tolerance() {
             st.rejected
         );
         assert!(e < last, "tol {tol:e}: {e:e} not below {last:e}");
-        assert!((10.0 * tol..200.0 * tol).contains(&e), "tol {tol:e}: {e:e}");
+        assert!((2.0 * tol..200.0 * tol).contains(&e), "tol {tol:e}: {e:e}");
         last = e;
         if tol >= 1e-8 {
             let (every_step, _) = run(&fdc_runtime::Settings {
@@ -238,6 +239,7 @@ fn n_four_bar_adaptive_error_follows_the_tolerance() {
                 "  adaptive/fixed steps: {:.2}",
                 st.steps as f64 / fixed as f64
             );
+            assert!(st.steps <= fixed, "adaptive {} vs fixed {fixed}", st.steps);
         }
     }
 }

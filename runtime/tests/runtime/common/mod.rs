@@ -17,6 +17,10 @@ use fdc_runtime::table::{Block, ElementFn, ElementType, FunctionTable, Role, Rol
 use fdc_runtime::{ElementInstance, Model};
 use std::slice::{from_raw_parts, from_raw_parts_mut};
 
+pub mod search;
+#[allow(unused_imports)] // not every test binary compares with a fixed step
+pub use search::best_fixed_steps;
+
 /// The arrays of one call, as slices of the sizes the type declares.
 pub struct Io<'a> {
     pub q: &'a [f64],
