@@ -206,12 +206,7 @@ pub(crate) fn inline_instance(
     ctx.equations |= sub.equations;
 }
 
-pub(crate) fn lower_stmts(
-    lw: &mut Lowerer,
-    stmts: &[Stmt],
-    timed: &[Timed],
-    ctx: &mut StmtCtx,
-) {
+pub(crate) fn lower_stmts(lw: &mut Lowerer, stmts: &[Stmt], timed: &[Timed], ctx: &mut StmtCtx) {
     // The checked element types (borrowed from the model, not from `lw`).
     let globals = lw.globals;
     let types = &globals.model.types;

@@ -148,5 +148,8 @@ fn a_constant_force_moves_a_point_mass_and_a_torque_on_one_is_an_error() {
         Ok(_) => panic!("a torque on a point mass built"),
         Err(e) => format!("{e:?}"),
     };
-    assert!(err.contains("point mass") && err.contains("torque"), "{err}");
+    assert!(
+        err.contains("point mass") && err.contains("torque"),
+        "{err}"
+    );
 }
