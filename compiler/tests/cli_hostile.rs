@@ -412,3 +412,55 @@ fn inputs_of_megabytes_give_bounded_diagnostics() {
     assert!(human < 100_000, "{human} bytes of human output");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `fdc build --no-cache` of `model`, with its peak resident memory in KiB (the
+/// kernel's count for this one child, from `wait4`).
+fn build_peak_kib(model: &Path) -> u64 {
+    let child = Command::new(env!("CARGO_BIN_EXE_fdc"))
+        .args(["build", "--no-cache"])
+        .arg(model)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: waits for our own child once; both out-pointers are valid.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{status}"
+    );
+    usage.ru_maxrss as u64
+}
+
+/// A 100,000-point `table(...)` builds in a bounded amount of compiler memory per
+/// point: the backend stores each table as raw bytes, not one LLVM constant per
+/// number (which cost about 3 KB per point, docs/reliability.md; now about 0.4 KB).
+/// Memory is a count, not a time: the bound holds on a loaded machine.
+#[test]
+fn a_table_of_100000_points_builds_in_bounded_memory() {
+    let dir = temp("table");
+    let base = std::fs::read_to_string(example("pendulum.fd")).unwrap();
+    let peak = |n: usize| {
+        let data: String = (0..n)
+            .map(|i| format!("{} {}\n", i as f64 * 1e-3, (i as f64 * 1e-3).sin()))
+            .collect();
+        std::fs::write(dir.join(format!("t{n}.txt")), data).unwrap();
+        let model = base.replace(
+            "output tip",
+            &format!("spline law = table(\"t{n}.txt\", 0, 1);\noutput y = law(t);\noutput tip"),
+        );
+        let path = dir.join(format!("m{n}.fd"));
+        std::fs::write(&path, model).unwrap();
+        build_peak_kib(&path)
+    };
+    let (small, large) = (peak(1_000), peak(100_000));
+    let per_point = (large.saturating_sub(small)) as f64 * 1024.0 / 99_000.0;
+    assert!(
+        per_point < 1_000.0,
+        "{per_point:.0} bytes per point ({small} KiB for 1,000 points, {large} KiB for 100,000)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
