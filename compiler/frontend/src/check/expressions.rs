@@ -150,7 +150,7 @@ impl<'m> Checker<'m> {
             }
         };
         if cdep {
-            self.kinks.push((e.span, "if"));
+            self.kinks.push(e.span, "if");
         }
         let va = self.expr(a, env);
         let vb = self.expr(b, env);
@@ -342,7 +342,7 @@ impl<'m> Checker<'m> {
         if let Some(l) = env.find(n) {
             let (ty, dep) = (l.ty, l.dep);
             let kinks = l.kinks.clone();
-            self.kinks.extend(kinks);
+            self.kinks.uses(&kinks);
             return val(ty, dep);
         }
         match n {
