@@ -415,6 +415,8 @@ fn inputs_of_megabytes_give_bounded_diagnostics() {
 
 /// `fdc ARGS MODEL` (exit 0 or 1), with its peak resident memory in KiB (the
 /// kernel's count for this one child, from `wait4`).
+// The child is reaped by `wait4` (for its resource usage), which clippy cannot see.
+#[allow(clippy::zombie_processes)]
 fn peak_kib(args: &[&str], model: &Path) -> u64 {
     let child = Command::new(env!("CARGO_BIN_EXE_fdc"))
         .args(args)
