@@ -10,7 +10,7 @@
 //! instructions. `powi` is expanded into the square-and-multiply chain of the
 //! compiler runtime's `__powidf2`, multiplication for multiplication.
 //!
-//! A spline node becomes private constant globals (the table's knots, and per
+//! A spline node becomes private constant globals of raw `f64` bytes (the table's knots, and per
 //! derivative order the pieces' bases and Horner coefficients, both computed by
 //! `fdc_ir::spline` exactly as the interpreter uses them), the branch-free search of
 //! `fdc_ir::spline::search_steps` unrolled into integer selects, and the same Horner
@@ -26,8 +26,7 @@ use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::module::{Linkage, Module};
-use inkwell::values::{FloatValue, FunctionValue};
-use inkwell::values::{GlobalValue, IntValue};
+use inkwell::values::{FloatValue, FunctionValue, IntValue, PointerValue};
 use inkwell::FloatPredicate;
 use std::collections::HashMap;
 
@@ -139,8 +138,8 @@ pub fn emit<'ctx>(
 /// coefficients per (table, derivative order).
 #[derive(Default)]
 struct SplineGlobals<'ctx> {
-    knots: HashMap<u32, GlobalValue<'ctx>>,
-    coefs: HashMap<(u32, u8), GlobalValue<'ctx>>,
+    knots: HashMap<u32, PointerValue<'ctx>>,
+    coefs: HashMap<(u32, u8), PointerValue<'ctx>>,
 }
 
 impl<'ctx> SplineGlobals<'ctx> {
@@ -151,16 +150,9 @@ impl<'ctx> SplineGlobals<'ctx> {
         t: u32,
         d: u8,
         table: &SplineTable,
-    ) -> (GlobalValue<'ctx>, GlobalValue<'ctx>) {
-        let constant = |name: String, vals: &[f64]| {
-            let f64t = ctx.f64_type();
-            let elems: Vec<FloatValue> = vals.iter().map(|&v| f64t.const_float(v)).collect();
-            let g = module.add_global(f64t.array_type(vals.len() as u32), None, &name);
-            g.set_initializer(&f64t.const_array(&elems));
-            g.set_constant(true);
-            g.set_linkage(Linkage::Private);
-            g
-        };
+    ) -> (PointerValue<'ctx>, PointerValue<'ctx>) {
+        let constant =
+            |name: String, vals: &[f64]| llvm14::f64_data_global(ctx, module, &name, vals);
         let knots = *self
             .knots
             .entry(t)
@@ -299,16 +291,14 @@ impl<'ctx> Emitter<'_, 'ctx> {
         &self,
         table: &SplineTable,
         d: u8,
-        knots: GlobalValue<'ctx>,
-        coefs: GlobalValue<'ctx>,
+        kp: PointerValue<'ctx>,
+        cp: PointerValue<'ctx>,
         x: FloatValue<'ctx>,
     ) -> R<'ctx> {
         let s = |e: inkwell::builder::BuilderError| e.to_string();
         let i64t = self.ctx.i64_type();
-        let kp = knots.as_pointer_value();
-        let cp = coefs.as_pointer_value();
         let at_least = |base: IntValue<'ctx>| -> Result<IntValue<'ctx>, String> {
-            let k = llvm14::load_f64_dyn(self.ctx, self.b, kp, base)?;
+            let k = llvm14::load_f64_dyn(self.b, kp, base)?;
             // Ordered `>=`: false for NaN, like Rust's `>=`.
             self.b
                 .build_float_compare(FloatPredicate::OGE, x, k, "")
@@ -340,7 +330,7 @@ impl<'ctx> Emitter<'_, 'ctx> {
                 .b
                 .build_int_add(start, i64t.const_int(j, false), "")
                 .map_err(s)?;
-            llvm14::load_f64_dyn(self.ctx, self.b, cp, idx)
+            llvm14::load_f64_dyn(self.b, cp, idx)
         };
         let b0 = load(0)?;
         let dx = self.b.build_float_sub(x, b0, "").map_err(s)?;

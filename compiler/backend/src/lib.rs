@@ -43,7 +43,7 @@ use std::time::Instant;
 
 /// Enters the cache key ([`Identity`]): bump the suffix whenever the generated code
 /// changes for the same IR (new lowering of an op, other code model, ...).
-pub const BACKEND_VERSION: &str = concat!("fdc-backend ", env!("CARGO_PKG_VERSION"), " codegen 3");
+pub const BACKEND_VERSION: &str = concat!("fdc-backend ", env!("CARGO_PKG_VERSION"), " codegen 4");
 
 /// Where compiled objects are cached.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

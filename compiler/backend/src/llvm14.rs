@@ -4,7 +4,7 @@
 
 use inkwell::builder::Builder;
 use inkwell::context::Context;
-use inkwell::module::Module;
+use inkwell::module::{Linkage, Module};
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::TargetMachine;
 use inkwell::types::PointerType;
@@ -63,20 +63,43 @@ fn element_ptr<'ctx>(
     unsafe { b.build_in_bounds_gep(ptr, &[i], "") }.map_err(|e| e.to_string())
 }
 
-/// `array[index]` for a pointer to a global `[N x double]` and a run-time index.
+/// A private constant global holding `vals`, as a `double*` to its first number.
+///
+/// The initializer is the numbers' raw bytes (one `ConstantDataArray` of `i8`), not
+/// an array of `ConstantFP`: LLVM keeps every `ConstantFP` ever made uniqued in the
+/// context for its life (about 3 KB of compiler memory per table point when each
+/// number was one), while raw data costs its 8 bytes once. Native byte order: the
+/// module is compiled for, and run on, this host (the JIT; the object cache is keyed
+/// by the host target).
+pub fn f64_data_global<'ctx>(
+    ctx: &'ctx Context,
+    module: &Module<'ctx>,
+    name: &str,
+    vals: &[f64],
+) -> PointerValue<'ctx> {
+    let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    let init = ctx.const_string(&bytes, false);
+    let g = module.add_global(init.get_type(), None, name);
+    g.set_initializer(&init);
+    g.set_constant(true);
+    g.set_linkage(Linkage::Private);
+    g.set_alignment(8);
+    // Typed pointers: `[8N x i8]*` → `double*` (a no-op once pointers are opaque).
+    g.as_pointer_value().const_cast(f64_ptr_type(ctx))
+}
+
+/// `data[index]` for a `double*` from [`f64_data_global`] and a run-time index.
 ///
 /// # Safety contract
-/// The caller guarantees `index < N` (the spline search only produces such indices).
+/// The caller guarantees `index` is below the number of values (the spline search
+/// only produces such indices).
 pub fn load_f64_dyn<'ctx>(
-    ctx: &'ctx Context,
     b: &Builder<'ctx>,
-    array: PointerValue<'ctx>,
+    data: PointerValue<'ctx>,
     index: IntValue<'ctx>,
 ) -> Result<FloatValue<'ctx>, String> {
-    let zero = ctx.i64_type().const_zero();
-    // SAFETY: `index` is below the array length by construction (see the caller).
-    let at =
-        unsafe { b.build_in_bounds_gep(array, &[zero, index], "") }.map_err(|e| e.to_string())?;
+    // SAFETY: `index` is below the data length by construction (see the caller).
+    let at = unsafe { b.build_in_bounds_gep(data, &[index], "") }.map_err(|e| e.to_string())?;
     let v = b.build_load(at, "").map_err(|e| e.to_string())?;
     Ok(v.into_float_value())
 }

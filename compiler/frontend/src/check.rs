@@ -17,6 +17,7 @@ pub use resolve::{Decl, Resolution};
 mod calls;
 mod expressions;
 mod items;
+mod kinks;
 mod resolve;
 pub mod shapes;
 mod simulate;
@@ -124,7 +125,7 @@ struct Local {
     dep: bool,
     span: Span,
     /// For a `let`: the kinks (abs/min/max/if of the state) its value contains.
-    kinks: Vec<(Span, &'static str)>,
+    kinks: std::rc::Rc<kinks::Kinks>,
 }
 
 struct Env {
@@ -186,7 +187,9 @@ struct Checker<'m> {
     diags: Vec<Diagnostic>,
     types_of: HashMap<Span, Ty>,
     typedefs: BTreeMap<String, TypeEntry<'m>>,
-    infos: BTreeMap<String, TypeInfo>,
+    /// Shared, not copied, with each instance checked against it (a model of many
+    /// instances once cloned a whole type body per instance).
+    infos: BTreeMap<String, std::rc::Rc<TypeInfo>>,
     globals: HashMap<String, (Global, Span)>,
     params: Vec<(&'m ParamDecl, State<Ty>)>,
     inputs: Vec<(&'m ParamDecl, State<Ty>)>,
@@ -196,8 +199,10 @@ struct Checker<'m> {
     splines: Vec<&'m SplineDecl>,
     instances: Vec<&'m Instance>,
     /// Kinks seen while checking the current statement.
-    kinks: Vec<(Span, &'static str)>,
+    kinks: kinks::Kinks,
     warned: HashSet<Span>,
+    /// The `let`s' kinks already warned about (see `kinks`).
+    kinks_walked: kinks::Walked,
     /// Names that may have been declared in text lost to a syntax error.
     lost: HashSet<&'m str>,
     /// The declaration of every name use resolved so far.
@@ -262,8 +267,9 @@ impl<'m> Checker<'m> {
             fn_kinks: HashMap::new(),
             splines: Vec::new(),
             instances: Vec::new(),
-            kinks: Vec::new(),
+            kinks: kinks::Kinks::default(),
             warned: HashSet::new(),
+            kinks_walked: kinks::Walked::new(),
             lost: modules
                 .iter()
                 .flat_map(|m| m.maybe_declared.iter().map(String::as_str))
@@ -423,7 +429,10 @@ impl<'m> Checker<'m> {
 
     /// The resolved view: what the checker gathered, in declaration order.
     fn collect_model(&mut self, mut model: Model) -> Model {
-        model.types = std::mem::take(&mut self.infos);
+        model.types = std::mem::take(&mut self.infos)
+            .into_iter()
+            .map(|(k, v)| (k, std::rc::Rc::unwrap_or_clone(v)))
+            .collect();
         model.params = self.params.iter().map(|p| p.0.clone()).collect();
         model.inputs = self.inputs.iter().map(|p| p.0.clone()).collect();
         model.functions = self.fns.iter().map(|f| f.0.clone()).collect();

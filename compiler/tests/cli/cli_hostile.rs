@@ -420,3 +420,92 @@ fn inputs_of_megabytes_give_bounded_diagnostics() {
     assert!(human < 100_000, "{human} bytes of human output");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `fdc ARGS MODEL` (exit 0 or 1), with its peak resident memory in KiB (the
+/// kernel's count for this one child, from `wait4`).
+// The child is reaped by `wait4` (for its resource usage), which clippy cannot see.
+#[allow(clippy::zombie_processes)]
+fn peak_kib(args: &[&str], model: &Path) -> u64 {
+    let child = Command::new(env!("CARGO_BIN_EXE_fdc"))
+        .args(args)
+        .arg(model)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: waits for our own child once; both out-pointers are valid.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) <= 1,
+        "{status}"
+    );
+    usage.ru_maxrss as u64
+}
+
+/// A 100,000-point `table(...)` builds in a bounded amount of compiler memory per
+/// point: the backend stores each table as raw bytes, not one LLVM constant per
+/// number (which cost about 3 KB per point, docs/reliability.md; now about 0.4 KB).
+/// Memory is a count, not a time: the bound holds on a loaded machine.
+#[test]
+fn a_table_of_100000_points_builds_in_bounded_memory() {
+    let dir = temp("table");
+    let base = std::fs::read_to_string(example("pendulum.fd")).unwrap();
+    let peak = |n: usize| {
+        let data: String = (0..n)
+            .map(|i| format!("{} {}\n", i as f64 * 1e-3, (i as f64 * 1e-3).sin()))
+            .collect();
+        std::fs::write(dir.join(format!("t{n}.txt")), data).unwrap();
+        let model = base.replace(
+            "output tip",
+            &format!("spline law = table(\"t{n}.txt\", 0, 1);\noutput y = law(t);\noutput tip"),
+        );
+        let path = dir.join(format!("m{n}.fd"));
+        std::fs::write(&path, model).unwrap();
+        peak_kib(&["build", "--no-cache"], &path)
+    };
+    let (small, large) = (peak(1_000), peak(100_000));
+    let per_point = (large.saturating_sub(small)) as f64 * 1024.0 / 99_000.0;
+    assert!(
+        per_point < 1_000.0,
+        "{per_point:.0} bytes per point ({small} KiB for 1,000 points, {large} KiB for 100,000)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The examples repeated to 1 MB and to 4 MB (every definition a duplicate): `fdc
+/// check` needs memory in proportion to the input (about 90 bytes per input byte
+/// measured, docs/reliability.md), not more per byte as the model grows.
+#[test]
+fn a_repeated_model_is_checked_in_memory_linear_in_its_size() {
+    let dir = temp("repeated");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "fd"))
+        .collect();
+    paths.sort();
+    let all: String = paths
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let peak = |mb: usize| {
+        let path = dir.join(format!("rep{mb}.fd"));
+        std::fs::write(&path, all.repeat(mb * 1_000_000 / all.len())).unwrap();
+        peak_kib(&["check"], &path)
+    };
+    let (one, four) = (peak(1), peak(4));
+    // Per input byte over the 3 MB between them, against the 1 MB run's whole cost.
+    let (per_byte, at_one) = (
+        (four - one) as f64 * 1024.0 / 3e6,
+        one as f64 * 1024.0 / 1e6,
+    );
+    assert!(
+        per_byte < 150.0 && per_byte < 1.5 * at_one,
+        "{per_byte:.0} bytes per input byte from 1 to 4 MB ({one} KiB, {four} KiB)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -419,6 +419,66 @@ fn splines_match_the_interpreter_bitwise_and_the_hermite_basis() {
     }
 }
 
+/// A 100,001-point table (the size that once cost 3 KB of compiler memory per point,
+/// docs/reliability.md) through the raw-data globals: at 3,000 points spread over the
+/// whole table and its ends, the compiled value and slope are the interpreter's bit for
+/// bit and the Hermite basis' (and its derivative's) within rounding. Data: sin on
+/// [0, 100] with its exact slopes, so the pieces differ everywhere.
+#[test]
+fn a_table_of_100001_points_matches_the_hermite_basis_everywhere() {
+    let n = 100_001;
+    let xs: Vec<f64> = (0..n).map(|i| i as f64 * 1e-3).collect();
+    let ys: Vec<f64> = xs.iter().map(|x| x.sin()).collect();
+    let ds: Vec<f64> = xs.iter().map(|x| x.cos()).collect();
+    let mut g = Graph::new();
+    let t = g.add_table(fdc_ir::SplineTable::hermite(&xs, &ys, &ds).unwrap());
+    let x = g.input(Slot::T, 0);
+    let outs = vec![g.spline(t, 0, x), g.spline(t, 1, x)];
+    let f = Func {
+        name: "big".into(),
+        inputs: SlotSizes([0, 0, 0, 0, 0, 0, 0, 1]),
+        outputs: outs,
+    };
+    let c = compile(&g, std::slice::from_ref(&f), &no_cache(2)).unwrap();
+    let mut r = rng(22);
+    let mut probes: Vec<f64> = (0..3_000).map(|_| r.random_range(0.0..100.0)).collect();
+    probes.extend([0.0, 1e-3, 50.0, 99.999, 100.0, -1.0, 101.0]);
+    for &xv in &probes {
+        let mut inp: [Vec<f64>; 8] = Default::default();
+        inp[7] = vec![xv];
+        let want = reference(&g, &f, &inp);
+        let got = call(c.functions[0], &inp, 2);
+        assert_eq!(
+            (ulps(want[0], got[0]), ulps(want[1], got[1])),
+            (0, 0),
+            "x={xv}"
+        );
+        let (value, slope) = if xv < 0.0 {
+            (ys[0] + ds[0] * xv, ds[0])
+        } else if xv >= xs[n - 1] {
+            (ys[n - 1] + ds[n - 1] * (xv - xs[n - 1]), ds[n - 1])
+        } else {
+            let i = xs.partition_point(|&k| k <= xv) - 1;
+            let h = 1e-5;
+            let at = |x| hermite_basis(xs[i], xs[i + 1], ys[i], ys[i + 1], ds[i], ds[i + 1], x);
+            // The slope by central difference of the piece's closed form (error h²/6·f''').
+            (at(xv), (at(xv + h) - at(xv - h)) / (2.0 * h))
+        };
+        assert!(
+            (got[0] - value).abs() < 1e-12,
+            "x={xv}: {} vs {value}",
+            got[0]
+        );
+        assert!(
+            (got[1] - slope).abs() < 1e-8,
+            "x={xv}: {} vs {slope}",
+            got[1]
+        );
+        // And the data itself: sin and its slope within the cubic's error (h⁴/384).
+        assert!((got[0] - xv.sin()).abs() < 1e-13 || !(0.0..100.0).contains(&xv));
+    }
+}
+
 #[test]
 fn a_spline_of_a_missing_table_is_an_error_not_a_panic() {
     let mut g = Graph::new();

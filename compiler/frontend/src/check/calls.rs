@@ -106,7 +106,7 @@ impl<'m> Checker<'m> {
             Some(t) => {
                 if dep {
                     if let Some(k) = self.fn_kinks.get(&i) {
-                        self.kinks.push((span, k));
+                        self.kinks.push(span, k);
                     }
                 }
                 Val { ty: t, dep }
@@ -202,7 +202,7 @@ impl<'m> Checker<'m> {
                     Dep::Always => true,
                 };
                 if builtin.kinked && dep {
-                    self.kinks.push((span, builtin.name));
+                    self.kinks.push(span, builtin.name);
                 }
                 Val { ty, dep }
             }

@@ -150,7 +150,7 @@ impl<'m> Checker<'m> {
             }
         };
         if cdep {
-            self.kinks.push((e.span, "if"));
+            self.kinks.push(e.span, "if");
         }
         let va = self.expr(a, env);
         let vb = self.expr(b, env);
@@ -343,7 +343,7 @@ impl<'m> Checker<'m> {
             let (ty, dep) = (l.ty, l.dep);
             self.resolution.record(span, n, Decl::Local(l.span));
             let kinks = l.kinks.clone();
-            self.kinks.extend(kinks);
+            self.kinks.uses(&kinks);
             return val(ty, dep);
         }
         let builtin = match n {

@@ -138,14 +138,14 @@ impl<'m> Checker<'m> {
                 ty: t,
                 dep: true,
                 span: name.span,
-                kinks: Vec::new(),
+                kinks: Default::default(),
             });
         }
         // This may run in the middle of another statement: keep its kinks apart.
         let outer = std::mem::take(&mut self.kinks);
         let v = self.expr(&decl.body, &env);
         let inner = std::mem::replace(&mut self.kinks, outer);
-        if let Some((_, k)) = inner.first() {
+        if let Some(k) = inner.first() {
             self.fn_kinks.insert(i, k);
         }
         let ty = match &decl.ret {

@@ -76,7 +76,7 @@ impl<'m> Checker<'m> {
                 .note("declare it in the connection list: `joint j(b: body) { ... }`"),
             );
         }
-        self.add_local(env, &p.name, ty, false, Vec::new());
+        self.add_local(env, &p.name, ty, false, Default::default());
         d.params.push(TypeParam {
             name: p.name.name.clone(),
             ty,
@@ -199,7 +199,7 @@ impl<'m> Checker<'m> {
                 let want = p.ty;
                 self.expect(value.span, v.ty, want, &format!("state `{}`", name.name));
             }
-            None => self.add_local(env, name, v.ty, false, Vec::new()),
+            None => self.add_local(env, name, v.ty, false, Default::default()),
         }
     }
 
@@ -329,7 +329,7 @@ impl<'m> Checker<'m> {
             d.coord_span = Some(s.span);
             for c in cs {
                 let t = Ty::from_name(&c.ty.name).unwrap_or(Ty::Error);
-                self.add_local(env, &c.name, t, true, Vec::new());
+                self.add_local(env, &c.name, t, true, Default::default());
             }
             d.coordinates = Coordinates::Vector(list);
         }

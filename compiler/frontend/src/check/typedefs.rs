@@ -34,7 +34,11 @@ impl<'m> Checker<'m> {
 
     /// Checks the element type `name` once and returns it. `from` is the span of the
     /// nested instance that asks for it (to report a type that contains itself).
-    pub(super) fn type_info(&mut self, name: &str, from: Option<Span>) -> Option<TypeInfo> {
+    pub(super) fn type_info(
+        &mut self,
+        name: &str,
+        from: Option<Span>,
+    ) -> Option<std::rc::Rc<TypeInfo>> {
         let entry = self.typedefs.get(name)?;
         match entry.state {
             State::Done(()) => return self.infos.get(name).cloned(),
@@ -58,7 +62,7 @@ impl<'m> Checker<'m> {
         if let Some(e) = self.typedefs.get_mut(name) {
             e.state = State::Busy;
         }
-        let info = self.check_typedef(def, stdlib);
+        let info = std::rc::Rc::new(self.check_typedef(def, stdlib));
         self.infos.insert(name.to_string(), info.clone());
         if let Some(e) = self.typedefs.get_mut(name) {
             e.state = State::Done(());
@@ -152,11 +156,11 @@ impl<'m> Checker<'m> {
                 ty: Ty::Body,
                 dep: true,
                 span: def.name.span,
-                kinks: Vec::new(),
+                kinks: Default::default(),
             });
         }
         for var in loop_vars(&def.body) {
-            self.add_local(&mut env, var, Ty::Scalar, false, Vec::new());
+            self.add_local(&mut env, var, Ty::Scalar, false, Default::default());
         }
         for cp in &def.connections {
             let t = self.type_from_name(&cp.ty);
@@ -174,7 +178,7 @@ impl<'m> Checker<'m> {
                 let v = self.expr(d, &env);
                 self.expect(d.span, v.ty, Ty::Body, "a connection default");
             }
-            self.add_local(&mut env, &cp.name, Ty::Body, true, Vec::new());
+            self.add_local(&mut env, &cp.name, Ty::Body, true, Default::default());
         }
         env
     }
@@ -248,7 +252,7 @@ impl<'m> Checker<'m> {
     }
 
     pub(super) fn warn_kinks(&mut self, what: &str) {
-        let kinks = std::mem::take(&mut self.kinks);
+        let kinks = std::mem::take(&mut self.kinks).spans(&mut self.kinks_walked);
         for (span, f) in kinks {
             if !self.warned.insert(span) {
                 continue;
@@ -278,7 +282,7 @@ impl<'m> Checker<'m> {
         name: &Ident,
         ty: Ty,
         dep: bool,
-        kinks: Vec<(Span, &'static str)>,
+        kinks: kinks::Kinks,
     ) {
         if is_builtin(&name.name) {
             self.diags
@@ -291,7 +295,7 @@ impl<'m> Checker<'m> {
             ty,
             dep,
             span: name.span,
-            kinks,
+            kinks: std::rc::Rc::new(kinks),
         });
     }
 }
