@@ -163,9 +163,12 @@ fn survives_a_broken_model_and_a_failing_run() {
                 .iter()
                 .any(|r| r["set"][0][1] == 2.0)
     });
-    let id = st["runs"].as_array().unwrap().last().unwrap()["id"]
-        .as_u64()
+    // The run with the override, not the last one: under load a late rebuild of the
+    // saved file may have added a run after it.
+    let run = (st["runs"].as_array().unwrap().iter())
+        .rfind(|r| r["set"][0][1] == 2.0)
         .unwrap();
+    let id = run["id"].as_u64().unwrap();
     let rows: serde_json::Value =
         serde_json::from_str(&get(p, &format!("/api/run/{id}")).1).unwrap();
     let x = rows["channels"]
