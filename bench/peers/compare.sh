@@ -4,7 +4,9 @@
 # interleaved (fdc, Exudyn, MuJoCo, then again) REPS times per N; prints the median µs
 # per step of each and the ratios. fdc converged (velocity 1e-10), sparse LU, from
 # `fdc --timing` (median of the per-step wall times, which a loaded machine seldom
-# preempts); the peers report CPU time per step.
+# preempts); the peers report CPU time per step, and so does the `fdc CPU` column
+# (bench/peers/fdc_cpu.py: CPU time of a 0.5 s run minus a 0.05 s run, per step), which
+# the ratios use: on a loaded machine the wall median counts the other processes.
 # The peers are installed into a bench venv under target/ (not part of CI):
 #   python3 -m venv target/bench-venv && target/bench-venv/bin/pip install exudyn mujoco numpy
 # Usage: bench/peers/compare.sh [path/to/fdc] [N ...]   (default: target/release/fdc, 1 4 16 64)
@@ -18,20 +20,21 @@ REPS=${REPS:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-printf '| N | fdc µs/step | Exudyn µs/step | MuJoCo RK4 µs/step | Exudyn ÷ fdc | fdc ÷ MuJoCo |\n'
-printf '|---|---|---|---|---|---|\n'
+printf '| N | fdc wall median µs/step | fdc CPU µs/step | Exudyn µs/step | MuJoCo RK4 µs/step | Exudyn ÷ fdc CPU | fdc CPU ÷ MuJoCo |\n'
+printf '|---|---|---|---|---|---|---|\n'
 for n in $SIZES; do
   python3 bench/gen_chain.py "$n" --mass 1 --no-springs > "$work/c.fd"
   # Warm the fdc cache: the step time must not include a compile.
   "$FDC" "$work/c.fd" --end 0.01 --cache-dir "$work/cache" -o "$work/c.csv" >/dev/null 2>&1
-  : > "$work/f"; : > "$work/e"; : > "$work/m"
+  : > "$work/f"; : > "$work/c"; : > "$work/e"; : > "$work/m"
   for _ in $(seq "$REPS"); do
     "$FDC" "$work/c.fd" --end 0.5 --timing --cache-dir "$work/cache" -o "$work/c.csv" 2>&1 \
       | sed -n 's/.*median \([0-9.]*\).*/\1/p' >> "$work/f"
+    python3 bench/peers/fdc_cpu.py "$FDC" "$work/c.fd" "$work/cache" "$work/c.csv" >> "$work/c"
     "$PY" bench/peers/exudyn_chain.py "$n" | awk '{print $4}' >> "$work/e"
     "$PY" bench/peers/mujoco_chain.py "$n" | awk '{print $4}' >> "$work/m"
   done
-  f=$(median < "$work/f"); e=$(median < "$work/e"); m=$(median < "$work/m")
-  printf '| %s | %s | %s | %s | %.2f | %.2f |\n' "$n" "$f" "$e" "$m" \
-    "$(echo "$e / $f" | bc -l)" "$(echo "$f / $m" | bc -l)"
+  f=$(median < "$work/f"); c=$(median < "$work/c"); e=$(median < "$work/e"); m=$(median < "$work/m")
+  printf '| %s | %s | %s | %s | %s | %.2f | %.2f |\n' "$n" "$f" "$c" "$e" "$m" \
+    "$(echo "$e / $c" | bc -l)" "$(echo "$c / $m" | bc -l)"
 done
