@@ -5,7 +5,7 @@
 # per step of each and the ratios. fdc converged (velocity 1e-10), sparse LU, from
 # `fdc --timing` (median of the per-step wall times, which a loaded machine seldom
 # preempts); the peers report CPU time per step, and so does the `fdc CPU` column
-# (bench/peers/fdc_cpu.py: CPU time of a 0.5 s run minus a 0.05 s run, per step), which
+# (bench/peers/fdc_cpu.py: CPU time of a 1.1 s run minus a 0.1 s run, per step), which
 # the ratios use: on a loaded machine the wall median counts the other processes.
 # The peers are installed into a bench venv under target/ (not part of CI):
 #   python3 -m venv target/bench-venv && target/bench-venv/bin/pip install exudyn mujoco numpy

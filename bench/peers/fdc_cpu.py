@@ -2,7 +2,7 @@
 
 The peers time only their step loop in CPU time, so on a loaded machine their figure
 does not include the other processes. fdc's `--timing` median is wall time per step.
-This script runs the same model to two end times and divides the difference of the
+This script runs the same model to two end times (0.1 s and 1.1 s) and divides the difference of the
 child's CPU time (user + system) by the difference in steps, which removes start-up,
 compilation (warm cache) and initialization. Prints µs per step.
 Usage: python3 fdc_cpu.py FDC MODEL CACHE_DIR OUT_CSV [h=1e-3]
@@ -22,7 +22,7 @@ def cpu_of(cmd):
 def main():
     fdc, model, cache, out = sys.argv[1:5]
     h = float(sys.argv[5]) if len(sys.argv) > 5 else 1e-3
-    short, long = 0.05, 0.5
+    short, long = 0.1, 1.1
     base = [fdc, model, "--cache-dir", cache, "-o", out, "--end"]
     t_short = cpu_of(base + [str(short)])
     t_long = cpu_of(base + [str(long)])
