@@ -89,7 +89,7 @@ fn velocity_error_constant(settings: &Settings) -> f64 {
 /// difference of v̇, whose round-off grows as h shrinks (∝ ε/h against an allowed error
 /// ∝ rtol^(3/2)); with it at rtol = 1e-10 the pendulum took 2,375 rejections and the
 /// N-four-bar cut its steps until its multipliers blew up, and at 1e-9 the N-four-bar
-/// (6.2e-9) was already more accurate than any run at 1e-10 (9.1e-9, its floor), so the
+/// (6.2e-9) was already more accurate than any run at 1e-10 (9.1e-9), so the
 /// error would stop falling with the tolerance. Below it the position estimate alone is
 /// used (docs/runtime.md).
 const VELOCITY_TERM_MIN_RTOL: f64 = 1e-8;

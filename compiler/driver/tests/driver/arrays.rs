@@ -172,9 +172,11 @@ fn generic_patterns_equal_the_presets() {
 /// tolerance and stays proportional to it; rows every 1 ms are as accurate as rows at
 /// the steps; at equal accuracy adaptive takes no more steps than the best fixed step.
 /// Measured: 24, 6.8, 5.3, 5.2, 5.7, 19 and 91 tol for 1e-4 … 1e-10 (the runtime's
-/// velocity term of the error estimate stops below 1e-8; 9.1e-9 at 1e-10 is the floor),
-/// 655 … 532,251 steps; at 1e-6, 6,517 adaptive steps against 15,527 for the fixed
-/// h = 0.258 ms of the same error.
+/// velocity term of the error estimate stops below 1e-8), 655 … 532,251 steps; at 1e-6,
+/// 6,517 adaptive steps against 15,527 for the fixed h = 0.258 ms of the same error. The
+/// bound 100 tol is the one constant of all four acceptance models (docs/runtime.md);
+/// 9.1e-9 at 1e-10 is no floor of the scheme: a fixed h = 7.5 µs (533,387 steps, Newton
+/// to 1.5e-14) reaches 4.8e-9, and fixed steps stay ∝ h² down to there.
 #[test]
 fn n_four_bar_adaptive_error_follows_the_tolerance() {
     use fdc_driver::settings::{runtime_settings, Overrides};
@@ -208,7 +210,7 @@ fn n_four_bar_adaptive_error_follows_the_tolerance() {
             st.rejected
         );
         assert!(e < last, "tol {tol:e}: {e:e} not below {last:e}");
-        assert!((2.0 * tol..200.0 * tol).contains(&e), "tol {tol:e}: {e:e}");
+        assert!((2.0 * tol..100.0 * tol).contains(&e), "tol {tol:e}: {e:e}");
         last = e;
         if tol >= 1e-8 {
             let (every_step, _) = run(&fdc_runtime::Settings {
