@@ -58,6 +58,11 @@ pub enum Predictor {
 /// (see [`Settings::keep_matrix`]); a slower contraction factorizes a new one.
 pub const KEEP_MATRIX_RATE: f64 = 0.1;
 
+/// The most steps one factorized iteration matrix serves with the velocity criterion
+/// by default ([`Settings::matrix_steps`]; CVODE's bound between Jacobian updates is
+/// also 20). Measured in docs/performance.md "Matrix kept across steps".
+pub const MATRIX_STEPS: usize = 20;
+
 /// ε of the legacy Newton criterion when the run has no error tolerance.
 pub const LEGACY_DEFAULT_EPS: f64 = 1e-6;
 
@@ -136,6 +141,16 @@ pub struct Settings {
     /// corrections (every step does the same work). `Newton::Legacy` always takes a
     /// new matrix per correction, as the legacy solver does.
     pub keep_matrix: bool,
+    /// With `keep_matrix`: the most steps one factorized iteration matrix serves
+    /// (1: a new matrix every step). A step reuses the last step's matrix when it was
+    /// made for the same coefficients (h within 1e-9, the scheme's β′, γ′), is younger
+    /// than this many steps, and no attempt was rejected since; the velocity
+    /// criterion's contraction rule ([`KEEP_MATRIX_RATE`]) replaces it within the step
+    /// when it contracts slowly. `None`: [`MATRIX_STEPS`] with `Newton::Velocity`, 1
+    /// with `Newton::Fixed` (every real-time step does the same work) and always 1
+    /// with `Newton::Legacy`. The states differ from a new matrix per step at the
+    /// level of the Newton tolerance (docs/runtime.md "Modified Newton").
+    pub matrix_steps: Option<usize>,
     /// Initial position assembly: when the initial configuration does not satisfy
     /// the constraints, move it to the nearest one that does (`system/assemble.rs`);
     /// `false` keeps the position check only.
@@ -173,6 +188,7 @@ impl Default for Settings {
             iter_noqv: false,
             predictor: Predictor::Constant,
             keep_matrix: true,
+            matrix_steps: None,
             assemble: true,
             given: Vec::new(),
         }
@@ -404,6 +420,12 @@ impl Settings {
             ),
             _ => {}
         }
+        if self.matrix_steps == Some(0) {
+            bad(
+                "matrix_steps",
+                "matrix_steps must be at least 1 (1: a new matrix every step)".into(),
+            );
+        }
         if self.max_newton_iterations == 0 {
             bad(
                 "max_newton_iterations",
@@ -479,6 +501,16 @@ impl Settings {
             s.push_str(&format!("  {k:<22}{v:<16}{what}\n"));
         }
         s
+    }
+
+    /// The most steps one iteration matrix serves ([`Settings::matrix_steps`] with its
+    /// default per Newton rule resolved).
+    pub fn matrix_steps_limit(&self) -> usize {
+        match (self.newton, self.keep_matrix) {
+            (Newton::Legacy, _) | (_, false) => 1,
+            (Newton::Velocity { .. }, _) => self.matrix_steps.unwrap_or(MATRIX_STEPS),
+            (Newton::Fixed(_), _) => self.matrix_steps.unwrap_or(1),
+        }
     }
 
     /// Newmark β and γ of the scheme (HHT's for α, or generalized-α's for ρ∞).

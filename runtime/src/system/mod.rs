@@ -182,6 +182,10 @@ pub struct System {
     h: f64,
     /// The step size controller's memory.
     ctrl: step_control::Control,
+    /// The factorized iteration matrix kept across steps (`newton.rs`).
+    kept: newton::Kept,
+    /// The sparse LU keeps its pivot order (real time: fixed Newton, fixed steps).
+    real_time: bool,
     /// Rows between steps.
     dense: dense::Dense,
     stats: RunStats,

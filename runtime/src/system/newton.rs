@@ -25,6 +25,32 @@ struct Iteration {
     psi: f64,
 }
 
+/// The factorized iteration matrix as the step loop keeps it from step to step
+/// ([`Settings::matrix_steps`]): the solver's factors are those of `jv` at the
+/// coefficients `c`, and have served `age` steps (the current one included).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Kept {
+    pub valid: bool,
+    /// [α′, β′, γ′, h] of the matrix ([`Coefficients::abi`]) and `iter_noqv`.
+    pub c: [f64; 4],
+    pub noqv: bool,
+    pub age: usize,
+}
+
+impl Kept {
+    /// Whether the step with coefficients `c` may start on the kept matrix: the same
+    /// β′, γ′ and matrix role, h within the round-off of a landing step (an output time
+    /// is reached with h = t_stop − t), younger than the limit.
+    fn serves(&self, settings: &Settings, c: &Coefficients) -> bool {
+        let [alpha, beta, gamma, h] = self.c;
+        self.valid
+            && self.age < settings.matrix_steps_limit()
+            && self.noqv == settings.iter_noqv
+            && [alpha, beta, gamma] == [c.alpha, c.beta, c.gamma]
+            && (h - c.h).abs() <= 1e-9 * c.h
+    }
+}
+
 /// What a convergence test concluded after a correction.
 enum Verdict {
     Converged,
@@ -114,8 +140,24 @@ fn velocity_tol(settings: &Settings, tol: f64) -> f64 {
 
 impl System {
     /// One attempt of a step of size h from the accepted state: predict → correct →
-    /// converge → estimate. Errors end the run; a rejection halves the step.
+    /// converge → estimate. Errors end the run; a rejection halves the step. After a
+    /// rejection (or an error) the next attempt factorizes a new matrix.
     pub(super) fn try_step(
+        &mut self,
+        settings: &Settings,
+        h: f64,
+        iters: &mut usize,
+        corr: &mut f64,
+    ) -> Result<Outcome, SimErrorKind> {
+        let outcome = self.attempt(settings, h, iters, corr);
+        if !matches!(outcome, Ok(Outcome::Accepted { .. })) {
+            self.kept.valid = false;
+        }
+        outcome
+    }
+
+    /// [`System::try_step`] without the bookkeeping of the kept matrix.
+    fn attempt(
         &mut self,
         settings: &Settings,
         h: f64,
@@ -125,6 +167,13 @@ impl System {
         let c = self.coefficients(settings, h);
         self.predict(settings, &c)?;
         let mut it = self.iteration(settings, &c);
+        // Across steps (modified Newton): the last step's matrix starts this one when
+        // it was made for the same coefficients; the contraction rule of `converge`
+        // replaces it when it no longer contracts fast.
+        if it.keep && self.kept.serves(settings, &c) {
+            it.new_matrix = false;
+            self.kept.age += 1;
+        }
         for k in 1..=it.max_iter {
             *iters += 1;
             self.stats.newton_iterations += 1;
@@ -250,10 +299,14 @@ impl System {
         }
         let solver = self.js.as_mut().expect("solvers exist after initialize");
         self.stats.factorizations += 1;
-        Ok(solver
-            .factorize(&self.jv[..self.jp.nnz()])
-            .err()
-            .map(|s| s.index))
+        let singular = solver.factorize(&self.jv[..self.jp.nnz()]).err();
+        self.kept = Kept {
+            valid: singular.is_none(),
+            c: c.abi(),
+            noqv: settings.iter_noqv,
+            age: 1,
+        };
+        Ok(singular.map(|s| s.index))
     }
 
     /// One Newton correction with the factorized matrix: Δx = −J⁻¹R, x += Δx, and the

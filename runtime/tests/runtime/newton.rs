@@ -5,6 +5,7 @@
 use crate::common;
 
 use common::*;
+use fdc_runtime::settings::MATRIX_STEPS;
 use fdc_runtime::{Form, MemorySink, Model, Newton, Predictor, RunStats, Settings, System};
 
 fn run(model: Model, s: &Settings) -> (MemorySink, RunStats) {
@@ -19,6 +20,15 @@ fn full(s: &Settings) -> Settings {
     Settings {
         predictor: Predictor::Constant,
         keep_matrix: false,
+        ..s.clone()
+    }
+}
+
+/// Modified Newton within a step only: a new matrix for the first correction of
+/// every step (what the runtime did before the matrix was kept across steps).
+fn per_step(s: &Settings) -> Settings {
+    Settings {
+        matrix_steps: Some(1),
         ..s.clone()
     }
 }
@@ -56,7 +66,7 @@ fn kept_matrix_factorizes_once_per_step_and_reaches_the_same_states() {
     )
     .0;
     for newton in [Newton::Velocity { tol: 1e-10 }, Newton::Fixed(2)] {
-        let kept = chain_settings(newton);
+        let kept = per_step(&chain_settings(newton));
         assert!(kept.keep_matrix, "modified Newton is the default");
         let (a, sa) = run(rigid_chain(16), &kept);
         let (b, sb) = run(rigid_chain(16), &full(&kept));
@@ -95,7 +105,7 @@ fn kept_matrix_in_the_nonlinear_range_matches_full_newton() {
         output_every: 0.04,
         ..Settings::default()
     };
-    let (a, sa) = run(pendulum(1.0, [1.0, 0.0], 9.81), &s);
+    let (a, sa) = run(pendulum(1.0, [1.0, 0.0], 9.81), &per_step(&s));
     let (b, sb) = run(pendulum(1.0, [1.0, 0.0], 9.81), &full(&s));
     assert_eq!((sa.rejected, sb.rejected), (0, 0));
     assert!(sa.factorizations < sa.newton_iterations);
@@ -200,4 +210,104 @@ fn linear_predictor_saves_corrections_and_keeps_the_states() {
     // the constant predictor is the default).
     let lambda = deviation(&b, &tight, true);
     assert!(lambda < 2e-5, "multipliers deviate by {lambda}");
+}
+
+/// The models of the cross-step tests: name, model, end time.
+type Case = (&'static str, fn() -> Model, f64);
+
+fn cross_step_cases() -> [Case; 3] {
+    [
+        ("pendulum", || pendulum(1.0, [1.0, 0.0], 9.81), 2.0),
+        ("chain of 16", || rigid_chain(16), 0.5),
+        ("four-bar", || four_bar(1.2), 2.0),
+    ]
+}
+
+#[test]
+fn matrix_kept_across_steps_reaches_the_states_of_a_new_matrix_per_step() {
+    // h = 1 ms: the last step's matrix contracts as fast as a new one, so it serves
+    // up to MATRIX_STEPS steps; the states stay those of a new matrix per step (and of
+    // a run converged to 1e-13) to the Newton tolerance.
+    for (name, model, end) in cross_step_cases() {
+        let s = Settings {
+            end,
+            output_every: 0.01,
+            ..chain_settings(Newton::default())
+        };
+        assert_eq!(s.matrix_steps_limit(), MATRIX_STEPS, "the default");
+        let tight = run(
+            model(),
+            &full(&Settings {
+                newton: Newton::Velocity { tol: 1e-13 },
+                ..s.clone()
+            }),
+        )
+        .0;
+        let (a, sa) = run(model(), &s);
+        let (b, sb) = run(model(), &per_step(&s));
+        let (da, db) = (deviation(&a, &tight, false), deviation(&b, &tight, false));
+        let per = |n: usize, st: &RunStats| n as f64 / st.steps as f64;
+        eprintln!(
+            "{name}: kept {:.3} factorizations and {:.3} corrections per step, per step {:.3} / {:.3}; states {da:.2e} / {db:.2e}, between them {:.2e}; multipliers {:.2e} / {:.2e}",
+            per(sa.factorizations, &sa),
+            per(sa.newton_iterations, &sa),
+            per(sb.factorizations, &sb),
+            per(sb.newton_iterations, &sb),
+            deviation(&a, &b, false),
+            deviation(&a, &tight, true),
+            deviation(&b, &tight, true),
+        );
+        assert_eq!(sb.factorizations, sb.steps, "{name}");
+        assert!(sa.factorizations * 5 < sa.steps, "{name}: {sa:?}");
+        assert!(da < 2e-10, "{name}: states deviate by {da}");
+    }
+}
+
+#[test]
+fn kept_matrix_is_replaced_when_the_step_changes() {
+    // Ten steps of 1 ms on one matrix; the first step of 2 ms takes a new one, which
+    // then serves the following 2 ms steps.
+    let s = chain_settings(Newton::default());
+    let mut sys = System::new(rigid_chain(16)).unwrap();
+    sys.initialize(&s).unwrap();
+    for _ in 0..10 {
+        sys.step(&s).unwrap();
+    }
+    assert_eq!(sys.stats().factorizations, 1);
+    let longer = Settings { step: 2e-3, ..s };
+    for _ in 0..5 {
+        sys.step(&longer).unwrap();
+    }
+    assert_eq!(sys.stats().factorizations, 2);
+}
+
+#[test]
+fn fixed_newton_refreshing_every_m_steps() {
+    // Real time: one matrix per step is the default (the same work every step); with
+    // `matrix_steps` = m a matrix serves m steps. Error against the converged run.
+    let tight = run(
+        rigid_chain(16),
+        &full(&chain_settings(Newton::Velocity { tol: 1e-13 })),
+    )
+    .0;
+    let fixed = chain_settings(Newton::Fixed(2));
+    assert_eq!(fixed.matrix_steps_limit(), 1, "the default");
+    let mut errors = Vec::new();
+    for m in [1, 2, 5, 20] {
+        let s = Settings {
+            matrix_steps: Some(m),
+            ..fixed.clone()
+        };
+        let (a, sa) = run(rigid_chain(16), &s);
+        let e = deviation(&a, &tight, false);
+        eprintln!(
+            "fixed(2), a matrix per {m} steps: {} factorizations in {} steps; states {e:.2e}, multipliers {:.2e} from the converged run",
+            sa.factorizations,
+            sa.steps,
+            deviation(&a, &tight, true)
+        );
+        assert_eq!(sa.factorizations, sa.steps.div_ceil(m));
+        errors.push(e);
+    }
+    assert!(errors[0] < 1e-6, "{errors:?}");
 }

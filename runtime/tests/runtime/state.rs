@@ -68,7 +68,7 @@ fn assert_bitwise(a: &[Vec<f64>], b: &[Vec<f64>]) {
 
 /// Runs to 1 s, saves, runs to 2 s (rows A); restores into the same system and into
 /// a fresh one (through bytes) and runs to 2 s again (rows B): A == B bitwise.
-fn save_restore_repeats(model: fn() -> Model, s: &Settings) {
+fn save_restore_repeats(model: fn() -> Model, s: &Settings) -> State {
     let mut sys = System::new(model()).unwrap();
     sys.initialize(s).unwrap();
     drive(&mut sys, s, 1.0);
@@ -92,6 +92,8 @@ fn save_restore_repeats(model: fn() -> Model, s: &Settings) {
     fresh.restore(&decoded).unwrap();
     let c = drive(&mut fresh, s, 2.0);
     assert_bitwise(&a, &c);
+    assert_eq!(fresh.stats(), stats_a);
+    saved
 }
 
 fn fixed() -> Settings {
@@ -124,6 +126,30 @@ fn restored_real_time_steps_repeat_bitwise() {
         newton: Newton::Fixed(3),
         ..fixed()
     };
+    save_restore_repeats(pendulum_pushed, &s);
+}
+
+#[test]
+fn restored_steps_on_a_kept_matrix_repeat_bitwise() {
+    // h = 1 ms, a matrix per at most 7 steps: the snapshot after step 1000 holds a
+    // matrix of age 6 that the next step reuses (restore factorizes it again), for the
+    // velocity criterion and fixed corrections.
+    for newton in [Newton::default(), Newton::Fixed(2)] {
+        let s = Settings {
+            step: 1e-3,
+            newton,
+            matrix_steps: Some(7),
+            ..fixed()
+        };
+        let saved = save_restore_repeats(pendulum_pushed, &s);
+        assert!(saved.keeps_matrix(), "{newton:?}");
+    }
+    // The default: the velocity criterion keeps the matrix up to 20 steps.
+    let s = Settings {
+        step: 1e-3,
+        ..fixed()
+    };
+    save_restore_repeats(spring, &s);
     save_restore_repeats(pendulum_pushed, &s);
 }
 
@@ -209,4 +235,16 @@ fn a_state_of_another_model_or_bad_bytes_is_an_error() {
         corrupt[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(State::from_bytes(&corrupt).is_err(), "at {at}");
     }
+    // Format 2 (before the kept matrix) is still read: the same fields without the
+    // kept matrix's tail (2 flags, 4 coefficients, the age, an empty value list).
+    let mut plain = System::new(pendulum_pushed()).unwrap();
+    plain.initialize(&s).unwrap();
+    let fresh = plain.state();
+    assert!(!fresh.keeps_matrix());
+    let v3 = fresh.to_bytes();
+    let mut v2 = v3[..v3.len() - (2 + 4 * 8 + 8 + 8)].to_vec();
+    v2[8..16].copy_from_slice(&2u64.to_le_bytes());
+    assert_eq!(State::from_bytes(&v2), Ok(fresh));
+    v2[8..16].copy_from_slice(&1u64.to_le_bytes());
+    assert!(State::from_bytes(&v2).is_err(), "format 1 is refused");
 }
