@@ -146,9 +146,11 @@ pub struct Settings {
     /// made for the same coefficients (h within 1e-9, the scheme's β′, γ′), is younger
     /// than this many steps, and no attempt was rejected since; the velocity
     /// criterion's contraction rule ([`KEEP_MATRIX_RATE`]) replaces it within the step
-    /// when it contracts slowly. `None`: [`MATRIX_STEPS`] with `Newton::Velocity`, 1
-    /// with `Newton::Fixed` (every real-time step does the same work) and always 1
-    /// with `Newton::Legacy`. The states differ from a new matrix per step at the
+    /// when it contracts slowly, and on a kept matrix the step also waits for the
+    /// multipliers to converge. `None`: [`MATRIX_STEPS`] with `Newton::Velocity`, 1
+    /// with `Newton::Velocity`; `Newton::Fixed` (every real-time step does the same
+    /// work, and fixed corrections on an older matrix are inaccurate) and
+    /// `Newton::Legacy` always take a new matrix per step. The states differ from a new matrix per step at the
     /// level of the Newton tolerance (docs/runtime.md "Modified Newton").
     pub matrix_steps: Option<usize>,
     /// Initial position assembly: when the initial configuration does not satisfy
@@ -509,7 +511,9 @@ impl Settings {
         match (self.newton, self.keep_matrix) {
             (Newton::Legacy, _) | (_, false) => 1,
             (Newton::Velocity { .. }, _) => self.matrix_steps.unwrap_or(MATRIX_STEPS),
-            (Newton::Fixed(_), _) => self.matrix_steps.unwrap_or(1),
+            // Real time: the same work in every step; and two corrections on an older
+            // matrix are not accurate (docs/performance.md "Matrix kept across steps").
+            (Newton::Fixed(_), _) => 1,
         }
     }
 

@@ -12,6 +12,8 @@ struct Iteration {
     /// they contract fast (the state moves by no more than the first correction within
     /// a step, so the matrix hardly changes).
     keep: bool,
+    /// The matrix in use was factorized in an earlier step (`Settings::matrix_steps`).
+    stale: bool,
     /// Constraint residuals (× β′h²) below this are round-off: ε_machine (1 + ‖q‖∞).
     phi_floor: f64,
     /// Velocity criterion: the last two ‖Δv̇‖∞ (growing twice in a row = divergence).
@@ -172,6 +174,7 @@ impl System {
         // replaces it when it no longer contracts fast.
         if it.keep && self.kept.serves(settings, &c) {
             it.new_matrix = false;
+            it.stale = true;
             self.kept.age += 1;
         }
         for k in 1..=it.max_iter {
@@ -179,6 +182,7 @@ impl System {
             self.stats.newton_iterations += 1;
             let fresh = it.new_matrix;
             if fresh {
+                it.stale = false;
                 if let Some(i) = self.factorize_iter(settings, &c)? {
                     // Like a Newton failure: a shorter step may pass (a mechanism near
                     // a singular position); at the minimum step the run ends.
@@ -275,6 +279,7 @@ impl System {
             },
             new_matrix: true,
             keep: settings.keep_matrix && !legacy,
+            stale: false,
             phi_floor: f64::EPSILON * (1.0 + inf_norm(&self.q)),
             dvd_1: f64::INFINITY,
             dvd_2: f64::INFINITY,
@@ -357,15 +362,25 @@ impl System {
         let dvd = inf_norm(&self.dx[..nv]);
         *corr = c.gh() * dvd / (1.0 + inf_norm(&self.vt));
         let last_fixed = matches!(settings.newton, Newton::Fixed(n) if n == k);
-        // The largest v̇ correction the velocity criterion accepts.
-        let dvd_tol = match settings.newton {
-            Newton::Velocity { tol } => {
-                velocity_tol(settings, tol) * (1.0 + inf_norm(&self.vt)) / c.gh()
-            }
-            _ => 0.0,
+        let (velocity, vtol) = match settings.newton {
+            Newton::Velocity { tol } => (true, velocity_tol(settings, tol)),
+            _ => (false, 0.0),
         };
-        let velocity = matches!(settings.newton, Newton::Velocity { .. });
-        let done = last_fixed || (velocity && dvd <= dvd_tol);
+        // The largest v̇ correction the velocity criterion accepts.
+        let dvd_tol = vtol * (1.0 + inf_norm(&self.vt)) / c.gh();
+        // On a matrix of an earlier step Newton contracts linearly, and leaves the
+        // multipliers, which the criterion does not measure, about rate · ‖Δλ‖ from
+        // the solution (a new matrix leaves them quadratically close): that must meet
+        // the same relative tolerance (the rate unknown after one correction: 1).
+        let settled = !it.stale || {
+            let rate = if k >= 2 {
+                (dvd / it.dvd_1).min(1.0)
+            } else {
+                1.0
+            };
+            rate * inf_norm(&self.dx[nv..]) <= vtol * (1.0 + inf_norm(&self.x[nv..]))
+        };
+        let done = last_fixed || (velocity && dvd <= dvd_tol && settled);
         if done && settings.form == Form::ArnoldBruls {
             // No f_n term needs the residual at the converged state.
             return Ok(Verdict::Converged);

@@ -180,7 +180,9 @@ fn linear_predictor_saves_corrections_and_keeps_the_states() {
         &full(&chain_settings(Newton::Velocity { tol: 1e-13 })),
     )
     .0;
-    let constant = chain_settings(Newton::Velocity { tol: 1e-10 });
+    // A new matrix every step: the corrections the predictor saves are those of full
+    // Newton's quadratic convergence.
+    let constant = per_step(&chain_settings(Newton::Velocity { tol: 1e-10 }));
     let linear = Settings {
         predictor: Predictor::Linear,
         ..constant.clone()
@@ -225,9 +227,9 @@ fn cross_step_cases() -> [Case; 3] {
 
 #[test]
 fn matrix_kept_across_steps_reaches_the_states_of_a_new_matrix_per_step() {
-    // h = 1 ms: the last step's matrix contracts as fast as a new one, so it serves
-    // up to MATRIX_STEPS steps; the states stay those of a new matrix per step (and of
-    // a run converged to 1e-13) to the Newton tolerance.
+    // h = 1 ms: the last step's matrix contracts fast enough (0.05–0.13 factorizations
+    // per step, 4.6–5.1 corrections instead of 2); the states stay those of a new
+    // matrix per step (and of a run converged to 1e-13) to the Newton tolerance.
     for (name, model, end) in cross_step_cases() {
         let s = Settings {
             end,
@@ -246,6 +248,7 @@ fn matrix_kept_across_steps_reaches_the_states_of_a_new_matrix_per_step() {
         let (a, sa) = run(model(), &s);
         let (b, sb) = run(model(), &per_step(&s));
         let (da, db) = (deviation(&a, &tight, false), deviation(&b, &tight, false));
+        let between = deviation(&a, &b, false);
         let per = |n: usize, st: &RunStats| n as f64 / st.steps as f64;
         eprintln!(
             "{name}: kept {:.3} factorizations and {:.3} corrections per step, per step {:.3} / {:.3}; states {da:.2e} / {db:.2e}, between them {:.2e}; multipliers {:.2e} / {:.2e}",
@@ -253,13 +256,16 @@ fn matrix_kept_across_steps_reaches_the_states_of_a_new_matrix_per_step() {
             per(sa.newton_iterations, &sa),
             per(sb.factorizations, &sb),
             per(sb.newton_iterations, &sb),
-            deviation(&a, &b, false),
+            between,
             deviation(&a, &tight, true),
             deviation(&b, &tight, true),
         );
         assert_eq!(sb.factorizations, sb.steps, "{name}");
         assert!(sa.factorizations * 5 < sa.steps, "{name}: {sa:?}");
-        assert!(da < 2e-10, "{name}: states deviate by {da}");
+        // The Newton tolerance 1e-10 per step, accumulated over 500–2000 steps (the
+        // four-bar's 1e-13 run itself is 2.4e-5 away: it amplifies differences).
+        assert!(between < 1e-9, "{name}: states deviate by {between}");
+        assert!(da < db + 1e-9, "{name}: {da} against {db}");
     }
 }
 
@@ -282,32 +288,16 @@ fn kept_matrix_is_replaced_when_the_step_changes() {
 }
 
 #[test]
-fn fixed_newton_refreshing_every_m_steps() {
-    // Real time: one matrix per step is the default (the same work every step); with
-    // `matrix_steps` = m a matrix serves m steps. Error against the converged run.
-    let tight = run(
-        rigid_chain(16),
-        &full(&chain_settings(Newton::Velocity { tol: 1e-13 })),
-    )
-    .0;
-    let fixed = chain_settings(Newton::Fixed(2));
-    assert_eq!(fixed.matrix_steps_limit(), 1, "the default");
-    let mut errors = Vec::new();
-    for m in [1, 2, 5, 20] {
-        let s = Settings {
-            matrix_steps: Some(m),
-            ..fixed.clone()
-        };
-        let (a, sa) = run(rigid_chain(16), &s);
-        let e = deviation(&a, &tight, false);
-        eprintln!(
-            "fixed(2), a matrix per {m} steps: {} factorizations in {} steps; states {e:.2e}, multipliers {:.2e} from the converged run",
-            sa.factorizations,
-            sa.steps,
-            deviation(&a, &tight, true)
-        );
-        assert_eq!(sa.factorizations, sa.steps.div_ceil(m));
-        errors.push(e);
-    }
-    assert!(errors[0] < 1e-6, "{errors:?}");
+fn fixed_newton_takes_a_new_matrix_every_step() {
+    // Real time: the same work in every step; two corrections on an older matrix are
+    // not accurate (on the chain of 16 the states erred 6.5e-7 with a matrix per two
+    // steps against 4.4e-11, and a matrix per 20 steps diverged), so `matrix_steps`
+    // does not apply to fixed corrections.
+    let s = Settings {
+        matrix_steps: Some(5),
+        ..chain_settings(Newton::Fixed(2))
+    };
+    assert_eq!(s.matrix_steps_limit(), 1);
+    let (_, st) = run(rigid_chain(16), &s);
+    assert_eq!(st.factorizations, st.steps);
 }

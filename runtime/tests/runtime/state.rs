@@ -37,13 +37,16 @@ fn pendulum_pushed() -> Model {
     with_state_and_input(pendulum(1.0, [1.0, 0.0], 9.81), (0, 5))
 }
 
-/// A caller's loop: the input as a function of the time before every step, the
-/// time, outputs, coordinates and element state after it.
+/// A caller's loop: the input as a function of the time before every step (held
+/// for 0.15 s, not changing at the snapshot at 1 s: a changed input drops a kept
+/// iteration matrix), the time, outputs,
+/// coordinates and element state after it.
 fn drive(sys: &mut System, s: &Settings, end: f64) -> Vec<Vec<f64>> {
     let i = sys.input_index("push").unwrap();
     let mut rows = Vec::new();
     while sys.time() < end - 1e-9 {
-        sys.set_input(i, 2.0 * (3.0 * sys.time()).sin());
+        let held = (sys.time() / 0.15).floor() * 0.15;
+        sys.set_input(i, 2.0 * (3.0 * held).sin());
         sys.step(s).unwrap();
         let mut row = vec![sys.time()];
         row.extend_from_slice(sys.output_values());
