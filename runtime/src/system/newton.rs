@@ -19,6 +19,8 @@ struct Iteration {
     /// Velocity criterion: the last two ‖Δv̇‖∞ (growing twice in a row = divergence).
     dvd_1: f64,
     dvd_2: f64,
+    /// The last ‖Δλ‖∞ (the multipliers' rate on a kept matrix).
+    dl_1: f64,
     /// Legacy criterion: the last weighted correction norm, the residual norms of the
     /// predictor (dynamic rows, constraint rows × β′h²) and Negrut's ψ.
     prev_norm: f64,
@@ -51,6 +53,14 @@ impl Kept {
             && [alpha, beta, gamma] == [c.alpha, c.beta, c.gamma]
             && (h - c.h).abs() <= 1e-9 * c.h
     }
+}
+
+/// The multipliers' test on a kept matrix ([`System::multiplier_test`]).
+struct Multipliers {
+    settled: bool,
+    rate: f64,
+    error: f64,
+    tol: f64,
 }
 
 /// What a convergence test concluded after a correction.
@@ -283,6 +293,7 @@ impl System {
             phi_floor: f64::EPSILON * (1.0 + inf_norm(&self.q)),
             dvd_1: f64::INFINITY,
             dvd_2: f64::INFINITY,
+            dl_1: f64::INFINITY,
             prev_norm: f64::INFINITY,
             pred_dyn,
             pred_con,
@@ -368,19 +379,8 @@ impl System {
         };
         // The largest v̇ correction the velocity criterion accepts.
         let dvd_tol = vtol * (1.0 + inf_norm(&self.vt)) / c.gh();
-        // On a matrix of an earlier step Newton contracts linearly, and leaves the
-        // multipliers, which the criterion does not measure, about rate · ‖Δλ‖ from
-        // the solution (a new matrix leaves them quadratically close): that must meet
-        // the same relative tolerance (the rate unknown after one correction: 1).
-        let settled = !it.stale || {
-            let rate = if k >= 2 {
-                (dvd / it.dvd_1).min(1.0)
-            } else {
-                1.0
-            };
-            rate * inf_norm(&self.dx[nv..]) <= vtol * (1.0 + inf_norm(&self.x[nv..]))
-        };
-        let done = last_fixed || (velocity && dvd <= dvd_tol && settled);
+        let lam = self.multiplier_test(it, k, vtol);
+        let done = last_fixed || (velocity && dvd <= dvd_tol && lam.settled);
         if done && settings.form == Form::ArnoldBruls {
             // No f_n term needs the residual at the converged state.
             return Ok(Verdict::Converged);
@@ -392,7 +392,15 @@ impl System {
         if done {
             return Ok(Verdict::Converged);
         }
-        if velocity {
+        // Only the multipliers are left (kept matrix): v̇ may be at its round-off, so
+        // its corrections judge neither divergence nor the rate.
+        let only_lambda = velocity && dvd <= dvd_tol;
+        if only_lambda {
+            // After one correction the rate is not known yet (as for v̇).
+            let left = i32::try_from(it.max_iter - k).unwrap_or(i32::MAX);
+            it.new_matrix |= k >= 2
+                && (lam.rate > KEEP_MATRIX_RATE || lam.error * lam.rate.powi(left) > lam.tol);
+        } else if velocity {
             if dvd > it.dvd_1 && it.dvd_1 > it.dvd_2 {
                 return Ok(Verdict::Reject(format!(
                     "Newton diverged; largest residual at {}{}",
@@ -419,6 +427,29 @@ impl System {
             return Ok(self.legacy_test(c, it, k));
         }
         Ok(Verdict::Continue)
+    }
+
+    /// The multipliers after correction k. On a matrix of an earlier step Newton
+    /// contracts linearly and leaves them about rate · ‖Δλ‖∞ from the solution (a new
+    /// matrix leaves them quadratically close), which the velocity criterion does not
+    /// measure: it must meet the criterion's relative tolerance too, `vtol` (1 +
+    /// ‖λ‖∞), with the rate of the λ corrections (1 after the first). Records ‖Δλ‖∞.
+    fn multiplier_test(&self, it: &mut Iteration, k: usize, vtol: f64) -> Multipliers {
+        let nv = self.nv;
+        let dl = inf_norm(&self.dx[nv..]);
+        let rate = if k >= 2 && it.dl_1 > 0.0 {
+            (dl / it.dl_1).min(1.0)
+        } else {
+            1.0
+        };
+        it.dl_1 = dl;
+        let tol = vtol * (1.0 + inf_norm(&self.x[nv..]));
+        Multipliers {
+            settled: !it.stale || rate * dl <= tol,
+            rate,
+            error: rate * dl,
+            tol,
+        }
     }
 
     /// Negrut et al. 2007 Eq. 40 on the weighted norm of Δv̇ after at least two
