@@ -72,8 +72,8 @@ pub struct SolverArgs {
     /// No initial position assembly (as `simulate { assemble = false; }`).
     #[arg(long)]
     pub no_assemble: bool,
-    /// The most steps one factorized iteration matrix serves (1: a new one every
-    /// step; default 20 with velocity Newton, 1 with fixed; `Settings::matrix_steps`).
+    /// With velocity Newton: the most steps one factorized iteration matrix serves
+    /// (default 1: a new one every step; `Settings::matrix_steps`).
     #[arg(long)]
     pub matrix_steps: Option<usize>,
 }

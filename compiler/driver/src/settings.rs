@@ -67,7 +67,7 @@ pub fn runtime_settings(model: &fdc_lower::Settings, o: &Overrides) -> Result<Se
     m.assemble = o.assemble.or(m.assemble);
     let mut s = m.to_runtime()?;
     s.timing = o.timing;
-    s.matrix_steps = o.matrix_steps.or(s.matrix_steps);
+    s.matrix_steps = o.matrix_steps.unwrap_or(s.matrix_steps);
     s.validate()?;
     Ok(s)
 }

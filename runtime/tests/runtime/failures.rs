@@ -470,8 +470,7 @@ fn a_matrix_singular_only_along_the_way_says_so_with_its_rows_kept() {
     // The matrix turns singular after t = 0.05 at every step size: the step is halved
     // down to step_min, then the run ends with `Singular { at_configuration: false }`
     // ("only along the way": [M Bᵀ; B 0] is regular there), naming the dof and the
-    // elements on it, the rows up to t = 0.05 kept. (A matrix kept across steps would
-    // meet the singularity only at its next refresh: a new matrix every step here.)
+    // elements on it, the rows up to t = 0.05 kept.
     let model = fdc_runtime::Model {
         table: table(vec![point_mass::<1>(), spring1(), ghost()]),
         instances: vec![
@@ -496,7 +495,6 @@ fn a_matrix_singular_only_along_the_way_says_so_with_its_rows_kept() {
         end: 1.0,
         step: 1e-3,
         output_every: 0.01,
-        matrix_steps: Some(1),
         ..Settings::default()
     };
     let mut sys = System::new(model).unwrap();

@@ -605,9 +605,6 @@ fn rigid_double_pendulum_on_the_lie_group_conserves_energy() {
     let mut s = fixed(1e-3, 2.0, Form::ArnoldBruls);
     s.output_every = 0.01;
     s.alpha = -0.02;
-    // A new matrix every step: the count of corrections tests the Jacobian (a matrix
-    // kept across steps converges linearly).
-    s.matrix_steps = Some(1);
     let mut sys = System::new(rigid_chain(2)).unwrap();
     let mut sink = MemorySink::default();
     let stats = sys.run(&s, &mut sink).unwrap();

@@ -5,7 +5,6 @@
 use crate::common;
 
 use common::*;
-use fdc_runtime::settings::MATRIX_STEPS;
 use fdc_runtime::{Form, MemorySink, Model, Newton, Predictor, RunStats, Settings, System};
 
 fn run(model: Model, s: &Settings) -> (MemorySink, RunStats) {
@@ -28,7 +27,7 @@ fn full(s: &Settings) -> Settings {
 /// every step (what the runtime did before the matrix was kept across steps).
 fn per_step(s: &Settings) -> Settings {
     Settings {
-        matrix_steps: Some(1),
+        matrix_steps: 1,
         ..s.clone()
     }
 }
@@ -234,9 +233,9 @@ fn matrix_kept_across_steps_reaches_the_states_of_a_new_matrix_per_step() {
         let s = Settings {
             end,
             output_every: 0.01,
+            matrix_steps: 20,
             ..chain_settings(Newton::default())
         };
-        assert_eq!(s.matrix_steps_limit(), MATRIX_STEPS, "the default");
         let tight = run(
             model(),
             &full(&Settings {
@@ -273,7 +272,10 @@ fn matrix_kept_across_steps_reaches_the_states_of_a_new_matrix_per_step() {
 fn kept_matrix_is_replaced_when_the_step_changes() {
     // Ten steps of 1 ms on one matrix; the first step of 2 ms takes a new one, which
     // then serves the following 2 ms steps.
-    let s = chain_settings(Newton::default());
+    let s = Settings {
+        matrix_steps: 20,
+        ..chain_settings(Newton::default())
+    };
     let mut sys = System::new(rigid_chain(16)).unwrap();
     sys.initialize(&s).unwrap();
     for _ in 0..10 {
@@ -294,10 +296,15 @@ fn fixed_newton_takes_a_new_matrix_every_step() {
     // steps against 4.4e-11, and a matrix per 20 steps diverged), so `matrix_steps`
     // does not apply to fixed corrections.
     let s = Settings {
-        matrix_steps: Some(5),
+        matrix_steps: 5,
         ..chain_settings(Newton::Fixed(2))
     };
     assert_eq!(s.matrix_steps_limit(), 1);
+    let zero = Settings {
+        matrix_steps: 0,
+        ..s.clone()
+    };
+    assert!(zero.problems().iter().any(|p| p.key == "matrix_steps"));
     let (_, st) = run(rigid_chain(16), &s);
     assert_eq!(st.factorizations, st.steps);
 }

@@ -141,15 +141,16 @@ fn restored_steps_on_a_kept_matrix_repeat_bitwise() {
         let s = Settings {
             step: 1e-3,
             newton,
-            matrix_steps: Some(7),
+            matrix_steps: 7,
             ..fixed()
         };
         let saved = save_restore_repeats(pendulum_pushed, &s);
         assert!(saved.keeps_matrix(), "{newton:?}");
     }
-    // The default: the velocity criterion keeps the matrix up to 20 steps.
+    // A matrix per at most 20 steps, snapshots at any age.
     let s = Settings {
         step: 1e-3,
+        matrix_steps: 20,
         ..fixed()
     };
     save_restore_repeats(spring, &s);
