@@ -72,6 +72,10 @@ pub struct SolverArgs {
     /// No initial position assembly (as `simulate { assemble = false; }`).
     #[arg(long)]
     pub no_assemble: bool,
+    /// With velocity Newton: the most steps one factorized iteration matrix serves
+    /// (default 1: a new one every step; `Settings::matrix_steps`).
+    #[arg(long)]
+    pub matrix_steps: Option<usize>,
 }
 
 impl SolverArgs {
@@ -90,6 +94,7 @@ impl SolverArgs {
             linear: self.linear.clone(),
             timing,
             assemble: self.no_assemble.then_some(false),
+            matrix_steps: self.matrix_steps,
         })
     }
 }

@@ -136,6 +136,20 @@ pub struct Settings {
     /// corrections (every step does the same work). `Newton::Legacy` always takes a
     /// new matrix per correction, as the legacy solver does.
     pub keep_matrix: bool,
+    /// With `keep_matrix` and `Newton::Velocity`: the most steps one factorized
+    /// iteration matrix serves (1, the default: a new matrix every step). A step
+    /// starts on the last step's matrix when it was made for the same coefficients (h
+    /// within 1e-9, the scheme's β′, γ′), is younger than this many steps, and no
+    /// attempt was rejected and no input changed since; the contraction rule
+    /// ([`KEEP_MATRIX_RATE`]) replaces it within the step when it contracts slowly,
+    /// and on a kept matrix the step also waits for the multipliers to converge. The
+    /// states then differ from a new matrix per step at the level of the Newton
+    /// tolerance. Measured (docs/performance.md "Matrix kept across steps"): 20 halves
+    /// the step of the revolute chains and slows the vehicle's by a quarter, hence
+    /// the default 1. `Newton::Fixed` (every real-time step does the same work, and
+    /// fixed corrections on an older matrix are inaccurate) and `Newton::Legacy`
+    /// always take a new matrix per step.
+    pub matrix_steps: usize,
     /// Initial position assembly: when the initial configuration does not satisfy
     /// the constraints, move it to the nearest one that does (`system/assemble.rs`);
     /// `false` keeps the position check only.
@@ -173,6 +187,7 @@ impl Default for Settings {
             iter_noqv: false,
             predictor: Predictor::Constant,
             keep_matrix: true,
+            matrix_steps: 1,
             assemble: true,
             given: Vec::new(),
         }
@@ -404,6 +419,12 @@ impl Settings {
             ),
             _ => {}
         }
+        if self.matrix_steps == 0 {
+            bad(
+                "matrix_steps",
+                "matrix_steps must be at least 1 (1: a new matrix every step)".into(),
+            );
+        }
         if self.max_newton_iterations == 0 {
             bad(
                 "max_newton_iterations",
@@ -479,6 +500,18 @@ impl Settings {
             s.push_str(&format!("  {k:<22}{v:<16}{what}\n"));
         }
         s
+    }
+
+    /// The most steps one iteration matrix serves: [`Settings::matrix_steps`] with
+    /// the velocity criterion and `keep_matrix`, else 1.
+    pub fn matrix_steps_limit(&self) -> usize {
+        match (self.newton, self.keep_matrix) {
+            (Newton::Legacy, _) | (_, false) => 1,
+            (Newton::Velocity { .. }, _) => self.matrix_steps,
+            // Real time: the same work in every step; and two corrections on an older
+            // matrix are not accurate (docs/performance.md "Matrix kept across steps").
+            (Newton::Fixed(_), _) => 1,
+        }
     }
 
     /// Newmark β and γ of the scheme (HHT's for α, or generalized-α's for ρ∞).

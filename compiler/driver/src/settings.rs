@@ -20,6 +20,8 @@ pub struct Overrides {
     pub timing: bool,
     /// `--assemble true|false`.
     pub assemble: Option<bool>,
+    /// `--matrix-steps N` (`Settings::matrix_steps`; not a `simulate` key yet).
+    pub matrix_steps: Option<usize>,
 }
 
 /// Parses `velocity:TOL`, `velocity`, `legacy` or `fixed:N` (the `--newton` flag).
@@ -65,6 +67,7 @@ pub fn runtime_settings(model: &fdc_lower::Settings, o: &Overrides) -> Result<Se
     m.assemble = o.assemble.or(m.assemble);
     let mut s = m.to_runtime()?;
     s.timing = o.timing;
+    s.matrix_steps = o.matrix_steps.unwrap_or(s.matrix_steps);
     s.validate()?;
     Ok(s)
 }

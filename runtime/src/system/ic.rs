@@ -405,6 +405,8 @@ impl System {
         if let Some(js) = self.js.as_mut() {
             js.set_keep_pivots(real_time);
         }
+        self.real_time = real_time;
+        self.kept = Default::default();
         self.h = settings.step;
         self.ctrl = Default::default();
         self.stats = RunStats::default();

@@ -182,6 +182,10 @@ pub struct System {
     h: f64,
     /// The step size controller's memory.
     ctrl: step_control::Control,
+    /// The factorized iteration matrix kept across steps (`newton.rs`).
+    kept: newton::Kept,
+    /// The sparse LU keeps its pivot order (real time: fixed Newton, fixed steps).
+    real_time: bool,
     /// Rows between steps.
     dense: dense::Dense,
     stats: RunStats,
@@ -293,11 +297,17 @@ impl System {
     }
 
     /// Writes an input value into its parameter slots; seen by the next evaluation.
-    /// An index that does not exist is ignored.
+    /// An index that does not exist is ignored. A changed value drops the iteration
+    /// matrix kept across steps (an input may be a mass or a stiffness: the next step
+    /// factorizes the matrix of the new value).
     pub fn set_input(&mut self, i: usize, value: f64) {
         if let Some(input) = self.inputs.get(i) {
             for &(e, p) in &input.targets {
-                self.inst[e].params[p] = value;
+                let slot = &mut self.inst[e].params[p];
+                if slot.to_bits() != value.to_bits() {
+                    self.kept.valid = false;
+                }
+                *slot = value;
             }
         }
     }

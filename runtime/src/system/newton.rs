@@ -12,17 +12,55 @@ struct Iteration {
     /// they contract fast (the state moves by no more than the first correction within
     /// a step, so the matrix hardly changes).
     keep: bool,
+    /// The matrix in use was factorized in an earlier step (`Settings::matrix_steps`).
+    stale: bool,
     /// Constraint residuals (× β′h²) below this are round-off: ε_machine (1 + ‖q‖∞).
     phi_floor: f64,
     /// Velocity criterion: the last two ‖Δv̇‖∞ (growing twice in a row = divergence).
     dvd_1: f64,
     dvd_2: f64,
+    /// The last ‖Δλ‖∞ (the multipliers' rate on a kept matrix).
+    dl_1: f64,
     /// Legacy criterion: the last weighted correction norm, the residual norms of the
     /// predictor (dynamic rows, constraint rows × β′h²) and Negrut's ψ.
     prev_norm: f64,
     pred_dyn: f64,
     pred_con: f64,
     psi: f64,
+}
+
+/// The factorized iteration matrix as the step loop keeps it from step to step
+/// ([`Settings::matrix_steps`]): the solver's factors are those of `jv` at the
+/// coefficients `c`, and have served `age` steps (the current one included).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Kept {
+    pub valid: bool,
+    /// [α′, β′, γ′, h] of the matrix ([`Coefficients::abi`]) and `iter_noqv`.
+    pub c: [f64; 4],
+    pub noqv: bool,
+    pub age: usize,
+}
+
+impl Kept {
+    /// Whether the step with coefficients `c` may start on the kept matrix: the same
+    /// β′, γ′ and matrix role, h within the round-off of a landing step (an output time
+    /// is reached with h = t_stop − t), younger than the limit.
+    fn serves(&self, settings: &Settings, c: &Coefficients) -> bool {
+        let [alpha, beta, gamma, h] = self.c;
+        self.valid
+            && self.age < settings.matrix_steps_limit()
+            && self.noqv == settings.iter_noqv
+            && [alpha, beta, gamma] == [c.alpha, c.beta, c.gamma]
+            && (h - c.h).abs() <= 1e-9 * c.h
+    }
+}
+
+/// The multipliers' test on a kept matrix ([`System::multiplier_test`]).
+struct Multipliers {
+    settled: bool,
+    rate: f64,
+    error: f64,
+    tol: f64,
 }
 
 /// What a convergence test concluded after a correction.
@@ -114,8 +152,24 @@ fn velocity_tol(settings: &Settings, tol: f64) -> f64 {
 
 impl System {
     /// One attempt of a step of size h from the accepted state: predict → correct →
-    /// converge → estimate. Errors end the run; a rejection halves the step.
+    /// converge → estimate. Errors end the run; a rejection halves the step. After a
+    /// rejection (or an error) the next attempt factorizes a new matrix.
     pub(super) fn try_step(
+        &mut self,
+        settings: &Settings,
+        h: f64,
+        iters: &mut usize,
+        corr: &mut f64,
+    ) -> Result<Outcome, SimErrorKind> {
+        let outcome = self.attempt(settings, h, iters, corr);
+        if !matches!(outcome, Ok(Outcome::Accepted { .. })) {
+            self.kept.valid = false;
+        }
+        outcome
+    }
+
+    /// [`System::try_step`] without the bookkeeping of the kept matrix.
+    fn attempt(
         &mut self,
         settings: &Settings,
         h: f64,
@@ -125,11 +179,20 @@ impl System {
         let c = self.coefficients(settings, h);
         self.predict(settings, &c)?;
         let mut it = self.iteration(settings, &c);
+        // Across steps (modified Newton): the last step's matrix starts this one when
+        // it was made for the same coefficients; the contraction rule of `converge`
+        // replaces it when it no longer contracts fast.
+        if it.keep && self.kept.serves(settings, &c) {
+            it.new_matrix = false;
+            it.stale = true;
+            self.kept.age += 1;
+        }
         for k in 1..=it.max_iter {
             *iters += 1;
             self.stats.newton_iterations += 1;
             let fresh = it.new_matrix;
             if fresh {
+                it.stale = false;
                 if let Some(i) = self.factorize_iter(settings, &c)? {
                     // Like a Newton failure: a shorter step may pass (a mechanism near
                     // a singular position); at the minimum step the run ends.
@@ -226,9 +289,11 @@ impl System {
             },
             new_matrix: true,
             keep: settings.keep_matrix && !legacy,
+            stale: false,
             phi_floor: f64::EPSILON * (1.0 + inf_norm(&self.q)),
             dvd_1: f64::INFINITY,
             dvd_2: f64::INFINITY,
+            dl_1: f64::INFINITY,
             prev_norm: f64::INFINITY,
             pred_dyn,
             pred_con,
@@ -250,10 +315,14 @@ impl System {
         }
         let solver = self.js.as_mut().expect("solvers exist after initialize");
         self.stats.factorizations += 1;
-        Ok(solver
-            .factorize(&self.jv[..self.jp.nnz()])
-            .err()
-            .map(|s| s.index))
+        let singular = solver.factorize(&self.jv[..self.jp.nnz()]).err();
+        self.kept = Kept {
+            valid: singular.is_none(),
+            c: c.abi(),
+            noqv: settings.iter_noqv,
+            age: 1,
+        };
+        Ok(singular.map(|s| s.index))
     }
 
     /// One Newton correction with the factorized matrix: Δx = −J⁻¹R, x += Δx, and the
@@ -304,15 +373,14 @@ impl System {
         let dvd = inf_norm(&self.dx[..nv]);
         *corr = c.gh() * dvd / (1.0 + inf_norm(&self.vt));
         let last_fixed = matches!(settings.newton, Newton::Fixed(n) if n == k);
-        // The largest v̇ correction the velocity criterion accepts.
-        let dvd_tol = match settings.newton {
-            Newton::Velocity { tol } => {
-                velocity_tol(settings, tol) * (1.0 + inf_norm(&self.vt)) / c.gh()
-            }
-            _ => 0.0,
+        let (velocity, vtol) = match settings.newton {
+            Newton::Velocity { tol } => (true, velocity_tol(settings, tol)),
+            _ => (false, 0.0),
         };
-        let velocity = matches!(settings.newton, Newton::Velocity { .. });
-        let done = last_fixed || (velocity && dvd <= dvd_tol);
+        // The largest v̇ correction the velocity criterion accepts.
+        let dvd_tol = vtol * (1.0 + inf_norm(&self.vt)) / c.gh();
+        let lam = self.multiplier_test(it, k, vtol);
+        let done = last_fixed || (velocity && dvd <= dvd_tol && lam.settled);
         if done && settings.form == Form::ArnoldBruls {
             // No f_n term needs the residual at the converged state.
             return Ok(Verdict::Converged);
@@ -324,7 +392,15 @@ impl System {
         if done {
             return Ok(Verdict::Converged);
         }
-        if velocity {
+        // Only the multipliers are left (kept matrix): v̇ may be at its round-off, so
+        // its corrections judge neither divergence nor the rate.
+        let only_lambda = velocity && dvd <= dvd_tol;
+        if only_lambda {
+            // After one correction the rate is not known yet (as for v̇).
+            let left = i32::try_from(it.max_iter - k).unwrap_or(i32::MAX);
+            it.new_matrix |= k >= 2
+                && (lam.rate > KEEP_MATRIX_RATE || lam.error * lam.rate.powi(left) > lam.tol);
+        } else if velocity {
             if dvd > it.dvd_1 && it.dvd_1 > it.dvd_2 {
                 return Ok(Verdict::Reject(format!(
                     "Newton diverged; largest residual at {}{}",
@@ -351,6 +427,29 @@ impl System {
             return Ok(self.legacy_test(c, it, k));
         }
         Ok(Verdict::Continue)
+    }
+
+    /// The multipliers after correction k. On a matrix of an earlier step Newton
+    /// contracts linearly and leaves them about rate · ‖Δλ‖∞ from the solution (a new
+    /// matrix leaves them quadratically close), which the velocity criterion does not
+    /// measure: it must meet the criterion's relative tolerance too, `vtol` (1 +
+    /// ‖λ‖∞), with the rate of the λ corrections (1 after the first). Records ‖Δλ‖∞.
+    fn multiplier_test(&self, it: &mut Iteration, k: usize, vtol: f64) -> Multipliers {
+        let nv = self.nv;
+        let dl = inf_norm(&self.dx[nv..]);
+        let rate = if k >= 2 && it.dl_1 > 0.0 {
+            (dl / it.dl_1).min(1.0)
+        } else {
+            1.0
+        };
+        it.dl_1 = dl;
+        let tol = vtol * (1.0 + inf_norm(&self.x[nv..]));
+        Multipliers {
+            settled: !it.stale || rate * dl <= tol,
+            rate,
+            error: rate * dl,
+            tol,
+        }
     }
 
     /// Negrut et al. 2007 Eq. 40 on the weighted norm of Δv̇ after at least two

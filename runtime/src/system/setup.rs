@@ -496,6 +496,8 @@ impl System {
             monitor: Default::default(),
             h: 0.0,
             ctrl: Default::default(),
+            kept: Default::default(),
+            real_time: false,
             dense: dense::Dense::new(nq, nv, nx),
             stats: RunStats::default(),
             step_times: Vec::new(),

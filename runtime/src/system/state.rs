@@ -8,8 +8,11 @@
 //! parameters (element state and input values live there), the constraint rows removed
 //! at the start, the divergence watch, the statistics so far, and the pivot order the
 //! sparse LU keeps between factorizations (a step refactorizes with it, so another
-//! order would change the round-off). The trial arrays are not saved: every step
-//! recomputes them from the accepted state before reading them.
+//! order would change the round-off), and the iteration matrix a later step may reuse
+//! (`Settings::matrix_steps`: its values, coefficients and age; `restore` factorizes
+//! them again in the kept order, which gives the same factors bit for bit). The trial
+//! arrays are not saved: every step recomputes them from the accepted state before
+//! reading them.
 //!
 //! [`State::to_bytes`] is a flat little-endian encoding (for Python's pickle and the C
 //! API's buffers); [`State::from_bytes`] checks every length and never panics.
@@ -18,8 +21,11 @@ use super::*;
 use crate::linear::SolverMemory;
 
 /// Format of [`State::to_bytes`]: a magic word and a version, then the fields.
+/// Version 3 added the kept iteration matrix; version 2 (without it) is still read,
+/// as a state whose next step factorizes a new matrix.
 const MAGIC: &[u8; 8] = b"FDCSTATE";
-const FORMAT: u64 = 2;
+const FORMAT: u64 = 3;
+const FORMAT_WITHOUT_KEPT: u64 = 2;
 
 /// A snapshot of a [`System`] (see the module comment); restore it with
 /// [`System::restore`] into a system of the same model.
@@ -40,6 +46,9 @@ pub struct State {
     stats: RunStats,
     iter_memory: SolverMemory,
     ic_memory: SolverMemory,
+    /// The kept iteration matrix and its values (empty unless `kept.valid`).
+    kept: newton::Kept,
+    kept_values: Vec<f64>,
 }
 
 /// The saved vectors of the system, in the order of `State::vectors`: `vectors!(s)`
@@ -66,6 +75,12 @@ impl State {
     /// The time of the snapshot.
     pub fn time(&self) -> f64 {
         self.t
+    }
+
+    /// Whether the next step may start on the iteration matrix of the last one
+    /// (`Settings::matrix_steps`); `restore` factorizes it again.
+    pub fn keeps_matrix(&self) -> bool {
+        self.kept.valid
     }
 
     /// The snapshot as bytes (see [`State::from_bytes`]).
@@ -103,6 +118,11 @@ impl State {
         for m in [&self.iter_memory, &self.ic_memory] {
             w.memory(m);
         }
+        let k = &self.kept;
+        w.bools(&[k.valid, k.noqv]);
+        k.c.iter().for_each(|&x| w.f64(x));
+        w.u64(k.age as u64);
+        w.f64s(&self.kept_values);
         w.0
     }
 
@@ -113,7 +133,8 @@ impl State {
             return Err(bad_state("the bytes are not an fdc state"));
         }
         let read = |r: &mut Reader| -> Option<State> {
-            if r.u64()? != FORMAT {
+            let format = r.u64()?;
+            if format != FORMAT && format != FORMAT_WITHOUT_KEPT {
                 return None;
             }
             let identity = r.u64()?;
@@ -151,6 +172,21 @@ impl State {
                 stats: r.stats()?,
                 iter_memory: r.memory()?,
                 ic_memory: r.memory()?,
+                kept: Default::default(),
+                kept_values: Vec::new(),
+            })
+            .and_then(|mut s| {
+                if format == FORMAT {
+                    let flags = r.bools(2)?;
+                    s.kept = newton::Kept {
+                        valid: flags[0],
+                        noqv: flags[1],
+                        c: [r.f64()?, r.f64()?, r.f64()?, r.f64()?],
+                        age: r.usize()?,
+                    };
+                    s.kept_values = r.f64s()?;
+                }
+                Some(s)
             })
         };
         match read(&mut r) {
@@ -185,6 +221,12 @@ impl System {
             stats: self.stats.clone(),
             iter_memory: self.js.as_ref().map(|j| j.memory()).unwrap_or_default(),
             ic_memory: self.ics.as_ref().map(|j| j.memory()).unwrap_or_default(),
+            kept: self.kept,
+            kept_values: if self.kept.valid {
+                self.jv[..self.jp.nnz()].to_vec()
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -224,7 +266,29 @@ impl System {
                 s.restore_memory(memory);
             }
         }
+        self.restore_kept(state);
         Ok(())
+    }
+
+    /// The kept iteration matrix of a snapshot: its values factorized in the restored
+    /// pivot order with any nonzero pivot accepted, as the factorization that made
+    /// them ended (a full factorization refactorizes in its new order with pivot
+    /// tolerance 0 too), so the factors are the same bit for bit. Values that do not
+    /// factorize (bytes from elsewhere) are not kept.
+    fn restore_kept(&mut self, state: &State) {
+        self.kept = state.kept;
+        if !self.kept.valid {
+            return;
+        }
+        let nnz = self.jp.nnz();
+        self.jv[..nnz].copy_from_slice(&state.kept_values);
+        let Some(solver) = self.js.as_mut() else {
+            self.kept.valid = false;
+            return;
+        };
+        solver.set_keep_pivots(true);
+        self.kept.valid = solver.factorize(&self.jv[..nnz]).is_ok();
+        solver.set_keep_pivots(self.real_time);
     }
 
     /// Every length of `state` against this system (bytes may come from anywhere).
@@ -237,7 +301,9 @@ impl System {
                 .iter()
                 .zip(&state.params)
                 .all(|(e, p)| e.params.len() == p.len());
-        if want != got || !params_fit || state.removed.len() != self.nl {
+        let kept_fits =
+            !state.kept.valid || state.kept_values.len() == self.jp.nnz() && state.kept.age > 0;
+        if want != got || !params_fit || state.removed.len() != self.nl || !kept_fits {
             return Err("its sizes do not fit this model".into());
         }
         for (solver, memory) in [
