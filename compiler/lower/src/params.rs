@@ -102,10 +102,8 @@ impl<'a> Lowering<'a> {
                         None => {
                             errors.push(LowerError {
                                 span: Some(span),
-                                message: format!(
-                                    "`{name}` needs the field `{}` (declared at {}..{})",
-                                    s.name, s.span.start, s.span.end
-                                ),
+                                message: format!("`{name}` needs the field `{}`", s.name),
+                                also: Some((s.span, "declared here".to_string())),
                                 ..Default::default()
                             });
                             continue;

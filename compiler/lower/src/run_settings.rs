@@ -95,6 +95,7 @@ impl<'a> Lowering<'a> {
                 )),
                 message: p.message,
                 warning: false,
+                also: None,
             });
         }
     }

@@ -37,6 +37,7 @@ impl<'a> Lowering<'a> {
             label: Some(label.to_string()),
             hint: Some(hint.to_string()),
             warning: false,
+            also: None,
         });
     }
 

@@ -5,7 +5,7 @@ use super::*;
 
 /// The coordinates of a body that `given` may name one component of (`b.position.x`):
 /// the runtime's list (`runtime/src/system/given.rs`).
-const GIVEN_COORDINATES: &[&str] = &["position", "velocity", "omega_body"];
+const GIVEN_COORDINATES: &[&str] = &["position", "angle", "velocity", "omega_body"];
 
 impl<'m> Checker<'m> {
     pub(super) fn check_simulate(&mut self, settings: &[Field], env: &Env) {
