@@ -154,6 +154,41 @@ fn every_code_covered() -> Result<(), Failed> {
     }
 }
 
+/// A nested instance without a required field, lowered although the checker reports
+/// it (E0205; as a tool that lowers unchecked would): the lowering's error names the
+/// field's declaration by its place (line:col in the rendered diagnostic), not by
+/// byte offsets.
+fn nested_field_by_place() -> Result<(), Failed> {
+    let text = "element pair(b: body) {\n    \
+                joint j: transfix_local(b) { at1 = [0, 0, 0]; at2 = [0, 0, 0]; }\n}\n\
+                body a: rigid_body { mass = 1; inertia = [1, 1, 1]; }\nelement p: pair(a);\n";
+    let analysis = analyze_source("nested.fd", text);
+    if !analysis.diagnostics.iter().any(|d| d.code == "E0205") {
+        return Err(format!("the checker missed the field:\n{}", analysis.render()).into());
+    }
+    let Err(errors) = fdc_lower::lower_with_files(&analysis, &[], Some(&analysis.files)) else {
+        return Err("lowered with a missing field".into());
+    };
+    let Some(e) = errors.iter().find(|e| e.message.contains("field `n1`")) else {
+        return Err(format!("no error for `n1`: {errors:?}").into());
+    };
+    let shown = e.to_diagnostic().render(&analysis.files);
+    let local = fdc_stdlib::FILES
+        .iter()
+        .find(|(name, _)| *name == "local.fd")
+        .map(|(_, text)| *text)
+        .ok_or("no stdlib/local.fd")?;
+    let line = 1 + local
+        .lines()
+        .position(|l| l.trim() == "param n1: vec3;")
+        .ok_or("no `param n1` in local.fd")?;
+    let place = format!("local.fd:{line}:5");
+    if !shown.contains(&place) || e.message.contains("..") {
+        return Err(format!("expected the declaration at {place}:\n{shown}").into());
+    }
+    Ok(())
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
@@ -191,6 +226,10 @@ fn main() {
     trials.push(Trial::test(
         "codes::every_code_has_a_case_and_a_doc",
         every_code_covered,
+    ));
+    trials.push(Trial::test(
+        "lower::nested_field_by_place",
+        nested_field_by_place,
     ));
     // The stdlib alone (an empty model) must produce no diagnostic at all.
     trials.push(Trial::test("stdlib::clean", || {
