@@ -75,8 +75,6 @@ pub struct LowerError {
     pub hint: Option<String>,
     /// A warning (the model still lowers), not an error.
     pub warning: bool,
-    /// A second place and its label (e.g. where a missing field is declared).
-    pub also: Option<(Span, String)>,
 }
 
 /// The codes of the errors found while lowering (besides the generic `E0900`), with a
@@ -124,9 +122,6 @@ impl LowerError {
         };
         if let Some(s) = self.span {
             d = d.at(s, self.label.as_deref().unwrap_or("while lowering this"));
-        }
-        if let Some((s, label)) = &self.also {
-            d = d.also(*s, label);
         }
         match &self.hint {
             Some(h) => d.note(h),

@@ -67,7 +67,6 @@ impl<'a> Lowering<'a> {
             label: Some(label.to_string()),
             hint: Some(hint.to_string()),
             warning: code.starts_with('W'),
-            also: None,
         });
     }
 

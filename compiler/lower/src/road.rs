@@ -55,7 +55,6 @@ fn error(span: Span, code: &'static str, message: String, label: &str, hint: Str
         label: Some(label.to_string()),
         hint: Some(hint),
         warning: false,
-        also: None,
     }
 }
 

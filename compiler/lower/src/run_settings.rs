@@ -95,7 +95,6 @@ impl<'a> Lowering<'a> {
                 )),
                 message: p.message,
                 warning: false,
-                also: None,
             });
         }
     }

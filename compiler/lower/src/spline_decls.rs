@@ -37,7 +37,6 @@ impl<'a> Lowering<'a> {
             label: Some(label.to_string()),
             hint: Some(hint.to_string()),
             warning: false,
-            also: None,
         });
     }
 

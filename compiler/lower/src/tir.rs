@@ -98,7 +98,6 @@ fn error(span: Span, code: &'static str, message: String, label: &str, hint: &st
         label: Some(label.to_string()),
         hint: Some(hint.to_string()),
         warning: false,
-        also: None,
     }
 }
 
