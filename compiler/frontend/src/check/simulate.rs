@@ -78,7 +78,7 @@ impl<'m> Checker<'m> {
                             self.diags.push(
                                 Diagnostic::error("E0214", format!("invalid value for `{key}`"))
                                     .at(e.span, label)
-                                    .note("expected a body instance (its position stays as written during assembly), one coordinate `b.position.x`, `b.velocity.x`, `b.omega_body.x` (y, z alike; kept in the assembly or the velocity projection), or a list `[a, b.omega_body.z]` of them"),
+                                    .note("expected a body instance (its position stays as written during assembly), one coordinate `b.position.x`, `b.angle.x` (the rotation about a body axis), `b.velocity.x`, `b.omega_body.x` (y, z alike; kept in the assembly or the velocity projection), or a list `[a, b.omega_body.z]` of them"),
                             );
                         }
                     }
