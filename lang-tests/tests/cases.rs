@@ -154,6 +154,49 @@ fn every_code_covered() -> Result<(), Failed> {
     }
 }
 
+/// A nested instance without a required field, lowered although the checker reports
+/// it (E0205; as a tool that lowers unchecked would): the lowering's error names the
+/// field's declaration by its place (file:line:col), not by byte offsets.
+fn nested_field_by_place() -> Result<(), Failed> {
+    let text = "element pair(b: body) {\n    \
+                joint j: revolute_local(b) { at1 = [0, 0, 0]; }\n}\n\
+                body a: rigid_body { mass = 1; inertia = [1, 1, 1]; }\nelement p: pair(a);\n";
+    let analysis = analyze_source("nested.fd", text);
+    if !analysis.diagnostics.iter().any(|d| d.code == "E0205") {
+        return Err(format!("the checker missed the field:\n{}", analysis.render()).into());
+    }
+    let Err(errors) = fdc_lower::lower_with_files(&analysis, &[], Some(&analysis.files)) else {
+        return Err("lowered with a missing field".into());
+    };
+    let Some(e) = errors
+        .iter()
+        .find(|e| e.message.contains("needs the field `at2`"))
+    else {
+        return Err(format!("no error for `at2`: {errors:?}").into());
+    };
+    let shown = &e.message;
+    let local = fdc_stdlib::FILES
+        .iter()
+        .find(|(name, _)| *name == "local.fd")
+        .map(|(_, text)| *text)
+        .ok_or("no stdlib/local.fd")?;
+    // The `at2` of `revolute_local`, the type `p.j` is an instance of.
+    let lines: Vec<&str> = local.lines().collect();
+    let ty = (lines.iter())
+        .position(|l| l.starts_with("joint revolute_local("))
+        .ok_or("no `revolute_local` in local.fd")?;
+    let line = 1
+        + ty
+        + (lines[ty..].iter())
+            .position(|l| l.trim() == "param at2: vec3;")
+            .ok_or("no `param at2` in revolute_local")?;
+    let expected = format!("`p.j` needs the field `at2` (declared at <stdlib>/local.fd:{line}:5)");
+    if *shown != expected {
+        return Err(format!("expected {expected}\n     got {shown}").into());
+    }
+    Ok(())
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
@@ -191,6 +234,10 @@ fn main() {
     trials.push(Trial::test(
         "codes::every_code_has_a_case_and_a_doc",
         every_code_covered,
+    ));
+    trials.push(Trial::test(
+        "lower::nested_field_by_place",
+        nested_field_by_place,
     ));
     // The stdlib alone (an empty model) must produce no diagnostic at all.
     trials.push(Trial::test("stdlib::clean", || {

@@ -78,6 +78,14 @@ pub enum RuntimeError {
     },
     /// The velocity projection did not reach its tolerance.
     VelocityProjection { residual: f64 },
+    /// The velocities held by `given` contradict a constraint: its velocity residual
+    /// stays at `residual` whatever the other velocities are.
+    GivenVelocities {
+        given: Vec<String>,
+        instance: String,
+        row: String,
+        residual: f64,
+    },
     /// The initial-condition matrix [M Bᵀ; B 0] is singular at the named unknown;
     /// `elements` are the instances acting on it.
     Singular {
@@ -141,6 +149,12 @@ impl fmt::Display for RuntimeError {
             RuntimeError::VelocityProjection { residual } => write!(
                 f,
                 "initial velocities: projection onto the constraints left a residual of {residual:.3e}"
+            ),
+            RuntimeError::GivenVelocities { given, instance, row, residual } => write!(
+                f,
+                "initial velocities: the given {} contradict{} constraint `{row}` of `{instance}` (its velocity residual stays {residual:.3e} whatever the other velocities are); give fewer velocities or values the constraints allow",
+                quoted(given),
+                if given.len() == 1 { "s" } else { "" },
             ),
             RuntimeError::Singular { unknown, elements } => write!(
                 f,

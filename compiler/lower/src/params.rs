@@ -103,8 +103,9 @@ impl<'a> Lowering<'a> {
                             errors.push(LowerError {
                                 span: Some(span),
                                 message: format!(
-                                    "`{name}` needs the field `{}` (declared at {}..{})",
-                                    s.name, s.span.start, s.span.end
+                                    "`{name}` needs the field `{}` ({})",
+                                    s.name,
+                                    self.declared_at(s.span, &key.0)
                                 ),
                                 ..Default::default()
                             });
@@ -201,5 +202,19 @@ impl<'a> Lowering<'a> {
         time: Time,
     ) -> Result<Vec<f64>, String> {
         self.cones.eval(&self.graph, nodes, q, v, p, time)
+    }
+}
+
+impl Lowering<'_> {
+    /// Where a declaration is, as `fdc check` shows places: `file:line:col` when the
+    /// source files are known, else the element type it belongs to.
+    fn declared_at(&self, span: Span, ty: &str) -> String {
+        match self.globals.files {
+            Some(f) => {
+                let (line, col) = f.line_col(span.file, span.start as usize);
+                format!("declared at {}:{line}:{col}", f.name(span.file))
+            }
+            None => format!("declared in `{ty}`"),
+        }
     }
 }

@@ -235,21 +235,17 @@ impl System {
 
     /// The error for the row `l` with the largest gap, and the other open instances.
     fn assembly_failed(&self, l: usize, iterations: usize) -> RuntimeError {
-        let mut owner = (String::new(), String::new());
+        let owner = self.row_owner(l);
         let mut others = Vec::new();
         for e in &self.inst {
-            for (k, &g) in e.lambda_map.iter().enumerate() {
-                if g == l {
-                    owner = (
-                        e.name.clone(),
-                        self.table.types[e.ty].multipliers[k].clone(),
-                    );
-                } else if self.ic_phi[g].abs() > POSITION_TOL && !others.contains(&e.name) {
-                    others.push(e.name.clone());
-                }
+            let open = e
+                .lambda_map
+                .iter()
+                .any(|&g| self.ic_phi[g].abs() > POSITION_TOL);
+            if open && e.name != owner.0 && !others.contains(&e.name) {
+                others.push(e.name.clone());
             }
         }
-        others.retain(|n| *n != owner.0);
         RuntimeError::AssemblyFailed {
             instance: owner.0,
             row: owner.1,

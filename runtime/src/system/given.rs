@@ -1,8 +1,10 @@
 //! `given`: initial coordinates the user marks as given. A body name holds all of its
-//! position dofs in the assembly (a crank angle); `body.position.x|y|z` holds one
-//! translation of its position, `body.velocity.x|y|z` one translational velocity
-//! (global) and `body.omega_body.x|y|z` one angular velocity (body axes, rigid bodies)
-//! in the velocity projection. The projection then corrects only the other velocity
+//! position dofs in the assembly; `body.position.x|y|z` holds one translation of its
+//! position and `body.angle.x|y|z` its rotation about one body axis (the assembly's
+//! correction about that axis is zero: a crank turning about its body z axis keeps its
+//! angle, the rest of the loop closes around it). `body.velocity.x|y|z` holds one
+//! translational velocity (global) and `body.omega_body.x|y|z` one angular velocity
+//! (body axes, rigid bodies) in the velocity projection. The projection then corrects only the other velocity
 //! dofs: a pendulum started with a given angular rate keeps that rate exactly, and its
 //! centre of mass gets the velocity the joint asks for.
 
@@ -13,6 +15,9 @@ use super::*;
 pub(super) struct Held {
     pub(super) position: Vec<bool>,
     pub(super) velocity: Vec<bool>,
+    /// The entries of `given` that hold a velocity, as written (for the error when
+    /// they contradict a constraint).
+    pub(super) velocity_names: Vec<String>,
 }
 
 impl Held {
@@ -29,6 +34,7 @@ impl System {
         let mut held = Held {
             position: vec![false; self.nv],
             velocity: vec![false; self.nv],
+            velocity_names: Vec::new(),
         };
         for entry in given {
             let (name, coordinate) = match entry.split_once('.') {
@@ -54,13 +60,14 @@ impl System {
                 coordinate_dof(coordinate, body.v_map.len()).ok_or_else(|| {
                     RuntimeError::BadSettings(format!(
                         "`given` names `{entry}`: a body's coordinate is `position.x`, \
-                     `velocity.x` or `omega_body.x` (y, z alike; `omega_body` of a rigid \
-                     body only)"
+                     `angle.x`, `velocity.x` or `omega_body.x` (y, z alike; `angle` and \
+                     `omega_body` of a rigid body only)"
                     ))
                 })?;
             let g = body.v_map[dof];
             if velocity {
                 held.velocity[g] = true;
+                held.velocity_names.push(entry.clone());
             } else {
                 held.position[g] = true;
             }
@@ -96,15 +103,54 @@ impl System {
         }
         dead
     }
+
+    /// The instance and the label of constraint row `l`.
+    pub(super) fn row_owner(&self, l: usize) -> (String, String) {
+        for e in &self.inst {
+            if let Some(k) = e.lambda_map.iter().position(|&g| g == l) {
+                return (
+                    e.name.clone(),
+                    self.table.types[e.ty].multipliers[k].clone(),
+                );
+            }
+        }
+        (String::new(), String::new())
+    }
+
+    /// After a projection that did not converge with velocities held: the constraint
+    /// row they contradict, a dead row (redundant once they are held, so the
+    /// projection cannot correct it) that keeps a residual, the largest such.
+    pub(super) fn contradicted(&self, held: &Held) -> Option<RuntimeError> {
+        let dead = self.dead_velocity_unknowns(&held.velocity);
+        let tol = 1e-12 * (1.0 + inf_norm(&self.v));
+        let (l, residual) = (0..self.nl)
+            .filter(|&l| dead[self.nv + l])
+            .map(|l| (l, self.ic_g[l].abs()))
+            .fold(None, |a: Option<(usize, f64)>, b| match a {
+                Some(a) if a.1 >= b.1 => Some(a),
+                _ => Some(b),
+            })?;
+        (residual > tol).then(|| {
+            let (instance, row) = self.row_owner(l);
+            RuntimeError::GivenVelocities {
+                given: held.velocity_names.clone(),
+                instance,
+                row,
+                residual,
+            }
+        })
+    }
 }
 
-/// The velocity dof of `coordinate` (`position.x`, `velocity.y`, `omega_body.z`) of a
+/// The velocity dof of `coordinate` (`position.x`, `angle.x`, `velocity.y`,
+/// `omega_body.z`) of a
 /// body with `nv` velocity dofs, and whether it is a velocity.
 fn coordinate_dof(coordinate: &str, nv: usize) -> Option<(usize, bool)> {
     let (what, axis) = coordinate.split_once('.')?;
     let k = ["x", "y", "z"].iter().position(|a| *a == axis)?;
     match what {
         "position" => Some((k, false)),
+        "angle" if nv == 6 => Some((3 + k, false)),
         "velocity" => Some((k, true)),
         "omega_body" if nv == 6 => Some((3 + k, true)),
         _ => None,

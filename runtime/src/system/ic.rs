@@ -278,7 +278,16 @@ impl System {
             self.assemble_ic(&c);
         }
         let held = self.held(&settings.given)?;
-        self.project_velocities(&c, held.velocities().then_some(&held.velocity[..]))?;
+        let projected =
+            self.project_velocities(&c, held.velocities().then_some(&held.velocity[..]));
+        if let (Err(RuntimeError::VelocityProjection { .. }), true) =
+            (&projected, held.velocities())
+        {
+            if let Some(e) = self.contradicted(&held) {
+                return Err(e);
+            }
+        }
+        projected?;
 
         // Consistent accelerations and multipliers.
         self.assemble_ic(&c);

@@ -30,6 +30,13 @@ fn four_bar_angles(b: f64) -> (f64, f64) {
 
 /// The four-bar with coupler length `b`, coupler and rocker written at `p2`, `p3`.
 fn four_bar(b: f64, p2: f64, p3: f64, extra: &str) -> String {
+    four_bar_from(b, [0.0, 0.0], p2, p3, &format!("given = [crank]; {extra}"))
+}
+
+/// The four-bar with the crank's centre written `off` its place at angle TH, and the
+/// simulate keys `sim`.
+fn four_bar_from(b: f64, off: [f64; 2], p2: f64, p3: f64, sim: &str) -> String {
+    let [ox, oy] = off;
     format!(
         r#"
 param a = {A}; param b = {b}; param c = {C}; param lg = {LG}; param th = {TH};
@@ -37,7 +44,7 @@ param p2 = {p2}; param p3 = {p3};
 fn zrot(x: scalar) = quat(cos(x/2), 0, 0, sin(x/2));
 param B = [a*cos(th), a*sin(th), 0];
 body crank: rigid_body {{ mass = 1; inertia = [0.01, 0.01, 0.01];
-    position = 0.5*B; orientation = zrot(th); }}
+    position = 0.5*B + [{ox}, {oy}, 0]; orientation = zrot(th); }}
 body coupler: rigid_body {{ mass = 2; inertia = [0.02, 0.02, 0.02];
     position = B + 0.5*b*[cos(p2), sin(p2), 0]; orientation = zrot(p2); }}
 body rocker: rigid_body {{ mass = 1.5; inertia = [0.01, 0.01, 0.01];
@@ -47,7 +54,7 @@ joint pin_b: revolute_local(crank, coupler) {{ at1 = [a/2, 0, 0]; at2 = [-b/2, 0
 joint pin_c: revolute_local(coupler, rocker) {{ at1 = [b/2, 0, 0]; at2 = [c/2, 0, 0]; }}
 joint pin_d: revolute_local(rocker, ground) {{ at1 = [-c/2, 0, 0]; at2 = [lg, 0, 0]; }}
 gravity [0, -9.81, 0];
-simulate {{ end = 0.01; step = 1e-3; given = [crank]; {extra} }}
+simulate {{ end = 0.01; step = 1e-3; {sim} }}
 "#
     )
 }
@@ -75,6 +82,44 @@ fn a_four_bar_assembles_to_its_closed_form() {
     // The centres of mass follow: rocker at D + c/2 (cos, sin).
     let rx = channel(&sink, "rocker.R.x")[0];
     assert!((rx - (LG + 0.5 * C * e3.cos())).abs() < 1e-12, "{rx}");
+}
+
+#[test]
+fn a_given_crank_angle_is_kept_and_the_loop_closes_around_it() {
+    // Every body written off its place, the crank's centre too (by 12 mm): with only
+    // its angle given the assembly moves the crank onto its pivot without turning it.
+    let b = 0.35;
+    let (e2, e3) = four_bar_angles(b);
+    let model = |sim: &str| four_bar_from(b, [0.01, -0.007], e2 + 0.05, e3 - 0.08, sim);
+    let built = build_text("asm-angle", &model("given = crank.angle.z;"));
+    let (sink, _) = simulate(built, |_| {});
+    let th = angle0(&sink, "crank");
+    let (g2, g3) = (angle0(&sink, "coupler"), angle0(&sink, "rocker"));
+    let (cx, cy) = (
+        channel(&sink, "crank.R.x")[0],
+        channel(&sink, "crank.R.y")[0],
+    );
+    eprintln!(
+        "given angle: crank {:.1e}, coupler {:.1e}, rocker {:.1e} rad, crank centre {:.1e} m",
+        th - TH,
+        g2 - e2,
+        g3 - e3,
+        (cx - 0.5 * A * TH.cos()).hypot(cy - 0.5 * A * TH.sin())
+    );
+    assert!((th - TH).abs() < 1e-14, "crank angle {th} moved");
+    assert!((g2 - e2).abs() < 1e-10, "coupler {g2} vs {e2}");
+    assert!((g3 - e3).abs() < 1e-10, "rocker {g3} vs {e3}");
+    assert!(
+        (cx - 0.5 * A * TH.cos()).abs() < 1e-10 && (cy - 0.5 * A * TH.sin()).abs() < 1e-10,
+        "crank centre ({cx}, {cy})"
+    );
+    // Without it the crank turns too: the assembly spreads the correction.
+    let (sink, _) = simulate(build_text("asm-angle-free", &model("")), |_| {});
+    let th = angle0(&sink, "crank");
+    assert!(
+        (th - TH).abs() > 1e-4,
+        "crank at {th} unturned without given"
+    );
 }
 
 #[test]

@@ -7,6 +7,8 @@
 use crate::common;
 
 use common::{build_text, channel, simulate};
+use fdc_driver::settings::{runtime_settings, Overrides};
+use fdc_runtime::{MemorySink, RuntimeError, SimErrorKind, System};
 
 /// A rod of length 1 and mass 2 on a hinge about z at the origin (its centre at a =
 /// 0.5), no gravity, started with `start` (fields of the body) and `given`.
@@ -110,4 +112,45 @@ fn a_given_position_coordinate_is_kept_by_the_assembly() {
     let sink = simulate(build_text("free-y", &model("")), |_| {}).0;
     let y = channel(&sink, "rod.R.y")[0];
     assert!((y - 0.3).abs() > 1e-3, "y = {y} unmoved without given");
+}
+
+#[test]
+fn given_velocities_that_contradict_the_hinge_fail_before_the_first_step() {
+    // The hinge asks ẏ = a ω = 0.5 · 3 = 1.5 of the centre; ẏ = 1 and ω = 3 are given.
+    let text = "body rod: rigid_body { mass = 2; inertia = [0.01, 1/6, 1/6]; \
+                position = [0.5, 0, 0]; velocity = [0, 1, 0]; angular_velocity = [0, 0, 3]; }\n\
+                joint hinge: revolute(rod) { at = [0, 0, 0]; axis = [0, 0, 1]; }\n\
+                simulate { end = 0.1; given = [rod.velocity.y, rod.omega_body.z]; }\n";
+    let built = build_text("given-contradict", text);
+    let s = runtime_settings(&built.settings, &Overrides::default()).unwrap();
+    let mut sys = System::new(built.model).unwrap();
+    let err = sys.run(&s, &mut MemorySink::default()).unwrap_err();
+    assert_eq!(err.stats.steps, 0, "no step was taken");
+    let SimErrorKind::Setup(RuntimeError::GivenVelocities {
+        given,
+        instance,
+        residual,
+        ..
+    }) = &err.kind
+    else {
+        panic!("unexpected error: {err}");
+    };
+    assert_eq!(given, &["rod.velocity.y", "rod.omega_body.z"]);
+    assert_eq!(instance, "hinge");
+    // The velocity of the hinge point along y: ẏ − a ω = 1 − 1.5.
+    assert!((residual - 0.5).abs() < 1e-12, "residual {residual}");
+    let msg = err.to_string();
+    eprintln!("{msg}");
+    assert!(
+        msg.contains("`rod.velocity.y`") && msg.contains("`hinge`"),
+        "{msg}"
+    );
+    // The same pair when it agrees with the hinge (ω = 2) runs.
+    let held = pendulum(
+        "given-agree",
+        "velocity = [0, 1, 0]; angular_velocity = [0, 0, 2];",
+        "given = [rod.velocity.y, rod.omega_body.z];",
+    );
+    let (_, _, rate0) = off_uniform(&held, 2.0);
+    assert!(rate0 < 1e-12, "initial rate off by {rate0}");
 }

@@ -4,6 +4,7 @@
 
 mod arrays;
 mod assembly;
+mod body_local;
 mod cache_levels;
 mod common;
 mod energies;

@@ -36,6 +36,10 @@ force bu: bushing(a, b) { at = [0.5, 0, 0]; stiffness = [10, 20, 30]; damping = 
 joint g3: fix_dof(a, b) { at = [0.3, 0.2, 0.1]; axes = [[0, 1, 0], [0, 0, 1], [1, 0, 0]]; dof = 3; }
 joint g1: fix_dof(b) { at = [0.3, 0.2, 0.1]; dof = 1; }
 driver dt: translation_driver(b) { at = [1, 0, 0]; axis = [0, 0, 1]; value = 0.1*t^2 + 0.2; ramp = 0.6; }
+driver drl: rotation_driver_local(a, b) { axis1 = [0, 0.3, 1]; axis2 = [0.2, 0, 1];
+    value = 0.3*sin(2*t) + 0.1; ramp = 0.5; }
+driver dtl: translation_driver_local(b, e) { at1 = [0.1, 0, 0]; at2 = [1, 0.2, 0];
+    axis2 = [0, 0.4, 1]; value = 0.1*t^2 + 0.2; ramp = 0.6; }
 body e: rigid_body_euler { mass = 1.5; inertia = [0.07, 0.05, 0.02]; position = [0.2, 0.8, 0.1];
     orientation = quat(0.6, 0.3, -0.2, 0.5); velocity = [0.3, 0, -0.2];
     angular_velocity = [1, 0.5, -0.7]; }

@@ -5,7 +5,7 @@ use super::*;
 
 /// The coordinates of a body that `given` may name one component of (`b.position.x`):
 /// the runtime's list (`runtime/src/system/given.rs`).
-const GIVEN_COORDINATES: &[&str] = &["position", "velocity", "omega_body"];
+const GIVEN_COORDINATES: &[&str] = &["position", "angle", "velocity", "omega_body"];
 
 impl<'m> Checker<'m> {
     pub(super) fn check_simulate(&mut self, settings: &[Field], env: &Env) {
@@ -78,7 +78,7 @@ impl<'m> Checker<'m> {
                             self.diags.push(
                                 Diagnostic::error("E0214", format!("invalid value for `{key}`"))
                                     .at(e.span, label)
-                                    .note("expected a body instance (its position stays as written during assembly), one coordinate `b.position.x`, `b.velocity.x`, `b.omega_body.x` (y, z alike; kept in the assembly or the velocity projection), or a list `[a, b.omega_body.z]` of them"),
+                                    .note("expected a body instance (its position stays as written during assembly), one coordinate `b.position.x`, `b.angle.x` (the rotation about a body axis), `b.velocity.x`, `b.omega_body.x` (y, z alike; kept in the assembly or the velocity projection), or a list `[a, b.omega_body.z]` of them"),
                             );
                         }
                     }
