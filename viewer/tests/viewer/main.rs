@@ -4,5 +4,6 @@
 
 mod browser;
 mod common;
+mod loads;
 mod server;
 mod shapes;
