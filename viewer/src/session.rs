@@ -119,7 +119,11 @@ impl State {
         use base64::Engine;
         let mut s = self.summary();
         let b64 = base64::engine::general_purpose::STANDARD;
-        s["mesh_data"] = json!(self.meshes.iter().map(|m| b64.encode(m)).collect::<Vec<_>>());
+        s["mesh_data"] = json!(self
+            .meshes
+            .iter()
+            .map(|m| b64.encode(m))
+            .collect::<Vec<_>>());
         s["embedded"] = json!(self
             .runs
             .iter()
@@ -322,7 +326,10 @@ fn rebuild(opts: &SessionOptions, state: &Mutex<State>) -> Option<Template> {
     s.diagnostics = None;
     let mut scene = Scene::of(&t);
     s.scene = Some(scene.to_json());
-    s.meshes = std::mem::take(&mut scene.meshes).into_iter().map(|m| m.bytes).collect();
+    s.meshes = std::mem::take(&mut scene.meshes)
+        .into_iter()
+        .map(|m| m.bytes)
+        .collect();
     s.scene_version += 1;
     s.modes = modes;
     Some(t)

@@ -73,7 +73,6 @@ impl System {
             })
             .collect()
     }
-
 }
 
 /// Writes the load channels (3 per load) into `row` at the inputs `w`.

@@ -224,8 +224,8 @@ mod step_control;
 mod totals;
 
 pub use assemble::Correction;
-pub use loads::LoadChannel;
 use eval::{call, role_label, update_bodies, Coefficients};
+pub use loads::LoadChannel;
 pub use output::{MemorySink, ResultSink, RunStats, StepReport, TimingStats, MAX_TIMED_STEPS};
 /// The redundancy test, for counting degrees of freedom before a run (`fdc check`).
 pub use redundant::redundant_rows;

@@ -77,8 +77,10 @@ fn crank_at(state: &fdc_viewer::State, t: f64) -> (f64, f64, f64) {
 /// The global place of the point `p` of `body`'s frame at the output time nearest
 /// `t`: R + θ p, with θ the unit quaternion (w, x, y, z) of its result columns.
 fn body_point(state: &fdc_viewer::State, body: &str, t: f64, p: [f64; 3]) -> [f64; 3] {
-    let names = ["R.x", "R.y", "R.z", "theta.w", "theta.x", "theta.y", "theta.z"]
-        .map(|c| format!("{body}.{c}"));
+    let names = [
+        "R.x", "R.y", "R.z", "theta.w", "theta.x", "theta.y", "theta.z",
+    ]
+    .map(|c| format!("{body}.{c}"));
     let (_, v) = row_at(state, t, &names.each_ref().map(|n| n.as_str()));
     let (w, u) = (v[3], [v[4], v[5], v[6]]);
     let cross = |a: [f64; 3], b: [f64; 3]| {
@@ -548,7 +550,10 @@ fn load_arrows_in_chromium() {
     let s = server.clone();
     std::thread::spawn(move || s.serve());
     let b = Browser::start();
-    b.goto(&format!("http://127.0.0.1:{}/{VIEW}&arrows=1", server.port()));
+    b.goto(&format!(
+        "http://127.0.0.1:{}/{VIEW}&arrows=1",
+        server.port()
+    ));
     wait_ready(&b, 1);
     let state = server.session().state();
     let run = state.runs.last().unwrap();
@@ -563,7 +568,11 @@ fn load_arrows_in_chromium() {
         .fold(0.0, f64::max);
     // Where each arrow starts: the bushing's point on `a`, the point of `spin` on `c`
     // and the origin of `d`.
-    let starts = [("a", [0.1, 0.0, 0.0]), ("c", [0.05, 0.0, 0.0]), ("d", [0.0; 3])];
+    let starts = [
+        ("a", [0.1, 0.0, 0.0]),
+        ("c", [0.05, 0.0, 0.0]),
+        ("d", [0.0; 3]),
+    ];
     for t in [0.25, 0.5] {
         let shot = shot_at(&b, t, &format!("loads_{t}.png"));
         let cam = b.exec("return window.fdcView.camera()");
@@ -576,9 +585,8 @@ fn load_arrows_in_chromium() {
                 let s = k * len / peak;
                 let (ax, ay) = pixel_of(&cam, at[0] + s * f[0], at[1] + s * f[1]);
                 // The head is a few pixels wide: its colour within one pixel.
-                let near = (0..9).any(|i| {
-                    is_colour(shot.rgb(ax + i % 3 - 1, ay + i / 3 - 1), 0xff00ff)
-                });
+                let near =
+                    (0..9).any(|i| is_colour(shot.rgb(ax + i % 3 - 1, ay + i / 3 - 1), 0xff00ff));
                 assert_eq!(
                     near,
                     want,

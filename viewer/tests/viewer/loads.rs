@@ -79,7 +79,10 @@ fn loads_of_a_bushing_and_general_forces() {
         let g = vector(run, "tug.load")[k];
         for i in 0..3 {
             assert!((f[i] - want[i]).abs() < 1e-12, "t = {t}: {f:?}");
-            assert!((g[i] - [0.0, 3.0 * t, 0.0][i]).abs() < 1e-12, "t = {t}: {g:?}");
+            assert!(
+                (g[i] - [0.0, 3.0 * t, 0.0][i]).abs() < 1e-12,
+                "t = {t}: {g:?}"
+            );
         }
     }
 }
@@ -103,7 +106,12 @@ fn load_of_a_tyre_and_a_spring() {
         let tol = 1e-9 * fz[k].abs().max(1.0);
         assert!((f[2] - fz[k]).abs() < tol, "row {k}: {f:?} vs fz {}", fz[k]);
         let planar = f[0].hypot(f[1]) - fx[k].hypot(fy[k]);
-        assert!(planar.abs() < tol, "row {k}: {f:?} vs fx {} fy {}", fx[k], fy[k]);
+        assert!(
+            planar.abs() < tol,
+            "row {k}: {f:?} vs fx {} fy {}",
+            fx[k],
+            fy[k]
+        );
     }
     assert!(fz.iter().all(|&z| z > 1000.0), "the tyre carries the car");
     // The spring acts along z between its points: on the hub, + tension upward.
@@ -138,14 +146,20 @@ fn modes_of_a_rerun_use_its_values() {
     let closed = |k: f64| (k / 1.0f64).sqrt() / (2.0 * std::f64::consts::PI);
     assert!((f1 - closed(100.0)).abs() < 1e-6 * f1, "{f1}");
     session.rerun(vec![("k".into(), 400.0)]);
-    wait("re-run", &|s| s.runs.iter().any(|r| !r.set.is_empty() && r.done));
+    wait("re-run", &|s| {
+        s.runs.iter().any(|r| !r.set.is_empty() && r.done)
+    });
     let s = session.state();
     let run = s.runs.iter().find(|r| !r.set.is_empty()).unwrap();
     let f2 = freq(run.modes.as_ref().unwrap());
     assert!((f2 / f1 - 2.0).abs() < 1e-6, "{f2} / {f1}");
     // The page reads the run's modes beside its rows.
     let runs = s.summary()["runs"].clone();
-    let listed = runs.as_array().unwrap().iter().find(|r| r["set"][0][1] == 400.0);
+    let listed = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["set"][0][1] == 400.0);
     assert_eq!(freq(&listed.unwrap()["modes"]), f2);
     // The build's own modes stay those of the model's values.
     assert_eq!(freq(s.modes.as_ref().unwrap()), f1);

@@ -5,5 +5,6 @@
 mod browser;
 mod common;
 mod loads;
+mod meshes;
 mod server;
 mod shapes;

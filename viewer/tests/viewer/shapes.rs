@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{example, save, RAIL, SHAPES};
+use common::{example, RAIL, SHAPES};
 use fdc_driver::pipeline::{front, role_funcs, BuildOptions};
 use fdc_driver::template::Template;
 use fdc_lower::shapes::{Geometry, GlyphKind};
@@ -182,72 +182,4 @@ fn glyphs_of_forces_at_a_point_and_tyres() {
         ]
     );
     assert_eq!(road.y, [[0.0; 3]; 3]);
-}
-
-/// A binary STL of `tri` (vertices, 3 per triangle; normals left zero).
-fn binary_stl(tri: &[[f32; 3]]) -> Vec<u8> {
-    let mut b = vec![0u8; 80];
-    b.extend((tri.len() as u32 / 3).to_le_bytes());
-    for t in tri.chunks_exact(3) {
-        b.extend([0u8; 12]);
-        b.extend(t.iter().flatten().flat_map(|x| x.to_le_bytes()));
-        b.extend([0u8; 2]);
-    }
-    b
-}
-
-/// A mesh file of 180,000 triangles shown on two bodies: the page's polled state
-/// names it only, its vertices go once (apart from the state, at most
-/// `MAX_TRIANGLES`), and the export grows by one base64 copy of them.
-#[test]
-fn a_large_mesh_goes_once_and_bounded() {
-    use fdc_viewer::meshes::MAX_TRIANGLES;
-    let dir = tempfile::tempdir().unwrap();
-    // A wavy strip: 300 × 300 quads.
-    let m = 300;
-    let p = |i: usize, j: usize| {
-        let (x, y) = (i as f32 / m as f32, j as f32 / m as f32);
-        [x, y, 0.05 * (20.0 * x).sin() * (20.0 * y).cos()]
-    };
-    let mut tri = Vec::new();
-    for i in 0..m {
-        for j in 0..m {
-            tri.extend([p(i, j), p(i + 1, j), p(i + 1, j + 1)]);
-            tri.extend([p(i, j), p(i + 1, j + 1), p(i, j + 1)]);
-        }
-    }
-    std::fs::write(dir.path().join("big.stl"), binary_stl(&tri)).unwrap();
-    let plain = "body a: rigid_body { mass = 1; inertia = [1e-3, 1e-3, 1e-3]; }\n\
-                 body b: rigid_body { mass = 1; inertia = [1e-3, 1e-3, 1e-3]; position = [2, 0, 0]; }\n\
-                 simulate { end = 0.01; step = 1e-3; }\n";
-    let shaped = format!(
-        "{plain}shape mesh on a {{ file = \"big.stl\"; }}\n\
-         shape mesh on b {{ file = \"big.stl\"; scale = 0.5; }}\n"
-    );
-    let state_of = |text: &str| {
-        let model = dir.path().join("m.fd");
-        save(&model, text);
-        fdc_viewer::Session::run_once(&fdc_viewer::SessionOptions::new(&model))
-    };
-    let (with, without) = (state_of(&shaped), state_of(plain));
-    assert!(with.diagnostics.is_none(), "{:?}", with.diagnostics);
-    let scene = with.scene.as_ref().unwrap();
-    assert_eq!(scene["meshes"].as_array().unwrap().len(), 1, "{}", scene["meshes"]);
-    assert_eq!(scene["meshes"][0]["triangles"], 180_000);
-    for body in 0..2 {
-        assert_eq!(scene["bodies"][body]["shapes"][0]["mesh"], 0);
-    }
-    let sent = with.meshes[0].len();
-    assert_eq!(sent, 36 * scene["meshes"][0]["sent"].as_u64().unwrap() as usize);
-    assert!(sent <= 36 * MAX_TRIANGLES && sent > 36 * MAX_TRIANGLES / 4, "{sent} bytes");
-    // The state the page polls is that of the plain model plus a few hundred bytes.
-    let polled = with.summary().to_string().len();
-    let base = without.summary().to_string().len();
-    assert!(polled < base + 1000, "{polled} vs {base} bytes");
-    // The export: one copy, 4/3 of the bytes as base64.
-    let grown = fdc_viewer::export_html(&with).len() - fdc_viewer::export_html(&without).len();
-    assert!(
-        grown <= sent * 4 / 3 + 2000 && grown >= sent * 4 / 3,
-        "{grown} vs {sent}"
-    );
 }
