@@ -394,8 +394,6 @@ impl ResultSink for StateSink<'_> {
 /// One run with the values `set`; a failure is recorded in the run, the rows so far
 /// stay.
 fn simulate(t: &Template, set: &[(String, f64)], keep: usize, state: &Mutex<State>) {
-    // Other values, other modes: the run's own, listed with it.
-    let modes = (!set.is_empty()).then(|| modes_of(t, set));
     let id = {
         let mut s = lock(state);
         let id = s.next_run;
@@ -406,7 +404,6 @@ fn simulate(t: &Template, set: &[(String, f64)], keep: usize, state: &Mutex<Stat
         s.runs.push(Run {
             id,
             set: set.to_vec(),
-            modes,
             ..Run::default()
         });
         let excess = s.runs.len().saturating_sub(keep.max(1));
@@ -415,6 +412,11 @@ fn simulate(t: &Template, set: &[(String, f64)], keep: usize, state: &Mutex<Stat
         id
     };
     let mut sink = StateSink { state, id };
+    // Other values, other modes: the run's own, listed with it.
+    if !set.is_empty() {
+        let modes = modes_of(t, set);
+        sink.with_run(|r| r.modes = Some(modes));
+    }
     let outcome = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
         let inst = t.instantiate(set).map_err(|e| error_text(&e))?;
         let settings = runtime_settings(&inst.settings, &Overrides::default())?;

@@ -648,7 +648,10 @@ function merge(info, part) {
     r.channels = part.channels;
     r.times.push(...part.times); r.rows.push(...part.rows);
   }
+  const had = !!r.modes;
   Object.assign(r, { done: info.done, error: info.error, loads: info.loads || [], modes: info.modes || null });
+  // A re-run's modes come once its linearization is done.
+  if (had !== !!r.modes) r.modesFresh = true;
   return r;
 }
 
@@ -659,7 +662,8 @@ function showNewest() {
   const fresh = newest !== shown;
   shown = newest;
   // A run with the panel's values has its own modes.
-  if (fresh) listModes(shown.modes || buildModes);
+  if (fresh || shown.modesFresh) listModes(shown.modes || buildModes);
+  shown.modesFresh = false;
   $('time').max = shown.times.length ? shown.times[shown.times.length - 1] : 1;
   fillChannels(shown);
   // Framed again whenever rows came in (also the last ones, with `done`).

@@ -597,3 +597,46 @@ fn load_arrows_in_chromium() {
         }
     }
 }
+
+/// The page lists the modes of the run it shows: after a re-run of `spring_mass.fd`
+/// with k = 400 instead of 100 its one mode reads twice the frequency (√(k2/k1)).
+#[test]
+fn modes_of_the_panel_values_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("spring_mass.fd");
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/spring_mass.fd");
+    save(&model, std::fs::read_to_string(p).unwrap());
+    let server = Arc::new(Server::start(SessionOptions::new(&model), 0).unwrap());
+    let s = server.clone();
+    std::thread::spawn(move || s.serve());
+    let b = Browser::start();
+    b.goto(&format!("http://127.0.0.1:{}/{VIEW}", server.port()));
+    wait_ready(&b, 1);
+    let listed = || {
+        let text = b.exec("return document.getElementById('mode').options[1].text");
+        let text = text.as_str().unwrap().to_string();
+        let hz = text
+            .split(" Hz")
+            .next()
+            .and_then(|v| v.split_whitespace().last());
+        (text.clone(), hz.and_then(|v| v.parse::<f64>().ok()))
+    };
+    let (_, f1) = listed();
+    let f1 = f1.unwrap();
+    assert!(
+        (f1 - 10.0 / (2.0 * std::f64::consts::PI)).abs() < 1e-3,
+        "{f1} Hz"
+    );
+    server.session().rerun(vec![("k".into(), 400.0)]);
+    let t0 = Instant::now();
+    loop {
+        let (text, f2) = listed();
+        if f2.is_some_and(|f| f != f1) {
+            let r = f2.unwrap() / f1;
+            assert!((r - 2.0).abs() < 2e-3, "{text}: ratio {r}");
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(300), "still {text}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

@@ -87,6 +87,44 @@ fn loads_of_a_bushing_and_general_forces() {
     }
 }
 
+/// Display only: a system that does not ask for loads has the model's channels alone
+/// (what `fdc run` writes); asking adds three per force element after them, and the
+/// model's own channels keep their values.
+#[test]
+fn loads_are_extra_channels_on_request_only() {
+    use fdc_driver::{pipeline::BuildOptions, template::Template};
+    use fdc_runtime::{MemorySink, System};
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.fd");
+    save(&model, LOADS);
+    let t = Template::build(&model, &BuildOptions::default()).unwrap();
+    let inst = t.instantiate(&[]).unwrap();
+    let settings =
+        fdc_driver::settings::runtime_settings(&inst.settings, &Default::default()).unwrap();
+    let run = |loads: bool| {
+        let mut sys = System::new(inst.model.clone()).unwrap();
+        if loads {
+            sys.with_loads();
+        }
+        let mut sink = MemorySink::default();
+        sys.run(&settings, &mut sink).unwrap();
+        sink
+    };
+    let (plain, with) = (run(false), run(true));
+    assert!(
+        plain.names.iter().all(|n| !n.contains(".load.")),
+        "{:?}",
+        plain.names
+    );
+    let n = plain.names.len();
+    assert_eq!(with.names[..n], plain.names[..]);
+    assert_eq!(with.names.len(), n + 9);
+    assert_eq!(with.names[n], "bush.load.x");
+    for (a, b) in plain.rows.iter().zip(&with.rows) {
+        assert_eq!(a[..], b[..n]);
+    }
+}
+
 #[test]
 fn load_of_a_tyre_and_a_spring() {
     // The quarter car on a flat road: the tyre's force is fx ex + fy ey + fz n with
