@@ -5,7 +5,7 @@
 //! cache key and the channels of a run that does not ask for loads are unchanged.
 
 use super::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One force element with a body: where its force on that body sits in `Res`.
 #[derive(Clone, Debug)]
@@ -18,7 +18,7 @@ pub(super) struct Load {
     k: usize,
 }
 
-/// A force element, its first body, and where its load channels are in a row.
+/// A force element with load channels (`NAME.load.*`) and the body its load acts on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadChannel {
     pub element: String,
@@ -34,19 +34,19 @@ impl System {
         if !self.loads.is_empty() {
             return self.load_channels();
         }
-        // Global velocity index → the body whose velocities start there.
-        let mut starts = HashMap::new();
-        for (b, e) in self.inst.iter().enumerate() {
-            if self.table.types[e.ty].owns_coordinates && e.v_map.len() >= 3 {
-                starts.insert(e.v_map[0], b);
-            }
-        }
+        // Global velocity index → the body whose velocities start there: a point mass
+        // (3 velocities) or a rigid body (6), translations first; another element with
+        // coordinates of its own (a vector space) has no force to show.
+        let starts: HashSet<usize> = (self.inst.iter())
+            .filter(|e| self.table.types[e.ty].owns_coordinates && matches!(e.v_map.len(), 3 | 6))
+            .map(|e| e.v_map[0])
+            .collect();
         for (i, e) in self.inst.iter().enumerate() {
             let ty = &self.table.types[e.ty];
             if ty.owns_coordinates || ty.nl > 0 || ty.role(Role::Res).is_none() {
                 continue;
             }
-            if let Some(k) = e.v_map.iter().position(|g| starts.contains_key(g)) {
+            if let Some(k) = e.v_map.iter().position(|g| starts.contains(g)) {
                 self.loads.push(Load { inst: i, k });
                 for c in ["x", "y", "z"] {
                     self.channels.push(format!("{}.load.{c}", e.name));
