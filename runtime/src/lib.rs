@@ -36,6 +36,6 @@ pub use settings::{
 };
 pub use system::linearize::{BodyMotion, Linearization, Mode, ModeKind};
 pub use system::{
-    redundant_rows, Correction, MemorySink, ResultSink, RunStats, State, StepReport, System,
-    TimingStats,
+    redundant_rows, Correction, LoadChannel, MemorySink, ResultSink, RunStats, State, StepReport,
+    System, TimingStats,
 };

@@ -8,6 +8,7 @@
 //! Must not know: command-line parsing (the `fdc` binary) or any physics — the page
 //! places each body from its `R` and `theta` result columns alone.
 
+pub mod meshes;
 mod page;
 mod scene;
 mod server;

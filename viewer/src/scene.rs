@@ -1,6 +1,7 @@
 //! What the page needs of the model besides the results: one entry per body with its
 //! display shape in the body frame, and the model's parameters for the panel.
 
+use crate::meshes::{self, SentMesh};
 use fdc_driver::template::Template;
 use fdc_lower::shapes::{Geometry, Glyph, GlyphKind, Shape};
 use serde_json::{json, Value};
@@ -17,6 +18,9 @@ pub struct Scene {
     pub glyphs: Vec<Glyph>,
     /// The data roads (`crg(...)`) the tyres roll on, sampled for a mesh.
     pub roads: Vec<RoadGrid>,
+    /// The distinct mesh files of the shapes, sent apart from the scene's JSON (a
+    /// mesh shape names its entry).
+    pub meshes: Vec<SentMesh>,
 }
 
 /// A data road sampled on (a thinned copy of) its grid: `nu` × `nv` points (x, y, z),
@@ -128,22 +132,28 @@ impl Scene {
             .filter(|s| s.body.is_none())
             .cloned()
             .collect();
+        let meshes = meshes::collect(t.built.shapes.iter());
         Scene {
             bodies,
             params,
             fixed,
+            meshes,
             glyphs: t.built.glyphs.clone(),
             roads: model.roads.roads.iter().map(|r| RoadGrid::of(r)).collect(),
         }
     }
 
     pub fn to_json(&self) -> Value {
+        let shape = |s: &Shape| shape_json(s, &self.meshes);
         json!({
             "bodies": self.bodies.iter().map(|b| json!({
                 "name": b.name, "size": b.size,
-                "shapes": b.shapes.iter().map(shape_json).collect::<Vec<_>>(),
+                "shapes": b.shapes.iter().map(shape).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
-            "fixed": self.fixed.iter().map(shape_json).collect::<Vec<_>>(),
+            "fixed": self.fixed.iter().map(shape).collect::<Vec<_>>(),
+            "meshes": self.meshes.iter().map(|m| json!({
+                "triangles": m.triangles, "sent": m.bytes.len() / 36,
+            })).collect::<Vec<_>>(),
             "glyphs": self.glyphs.iter().map(glyph_json).collect::<Vec<_>>(),
             "roads": self.roads.iter().map(|r| json!({
                 "nu": r.nu, "nv": r.nv, "points": r.points.iter().flatten().collect::<Vec<_>>(),
@@ -154,9 +164,10 @@ impl Scene {
     }
 }
 
-/// One shape for the page: its kind and dimensions, colour (0xRRGGBB or null for the
-/// body's palette colour), opacity and pose in the body frame (quaternion w, x, y, z).
-fn shape_json(s: &Shape) -> Value {
+/// One shape for the page: its kind and dimensions (a mesh: its entry in `meshes`),
+/// colour (0xRRGGBB or null for the body's palette colour), opacity and pose in the
+/// body frame (quaternion w, x, y, z).
+fn shape_json(s: &Shape, meshes: &[SentMesh]) -> Value {
     let mut v = match &s.geometry {
         Geometry::Box { size } => json!({"kind": "box", "size": size}),
         Geometry::Sphere { radius } => json!({"kind": "sphere", "radius": radius}),
@@ -166,11 +177,9 @@ fn shape_json(s: &Shape) -> Value {
         Geometry::Capsule { radius, length } => {
             json!({"kind": "capsule", "radius": radius, "length": length})
         }
-        Geometry::Mesh {
-            scale, triangles, ..
-        } => json!({
+        Geometry::Mesh { scale, path, .. } => json!({
             "kind": "mesh", "scale": scale,
-            "vertices": triangles.iter().flatten().collect::<Vec<_>>(),
+            "mesh": meshes.iter().position(|m| &m.path == path),
         }),
     };
     let rgb = s.colour.map(|c| {

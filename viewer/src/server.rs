@@ -172,6 +172,14 @@ impl Server {
                     None => not_found(),
                 }
             }
+            // A mesh of the scene, raw f32 vertices (the page asks once per scene).
+            (Method::Get, p) if p.starts_with("/api/mesh/") => {
+                let k: Option<usize> = p["/api/mesh/".len()..].parse().ok();
+                match k.and_then(|k| self.session.state().meshes.get(k).cloned()) {
+                    Some(bytes) => reply(200, "application/octet-stream", bytes),
+                    None => not_found(),
+                }
+            }
             (Method::Post, "/api/rerun") => {
                 let mut body = String::new();
                 if req

@@ -6,7 +6,7 @@ use crate::scene::Scene;
 use fdc_driver::pipeline::{render, BuildError, BuildOptions};
 use fdc_driver::settings::{runtime_settings, Overrides};
 use fdc_driver::template::Template;
-use fdc_runtime::{ResultSink, System};
+use fdc_runtime::{LoadChannel, ResultSink, System};
 use serde_json::{json, Value};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -52,6 +52,11 @@ pub struct Run {
     pub rows: Vec<Vec<f64>>,
     pub done: bool,
     pub error: Option<String>,
+    /// The force elements with load channels `NAME.load.*` in this run, each with the
+    /// body the load acts on (`System::with_loads`; none for a result file).
+    pub loads: Vec<LoadChannel>,
+    /// The eigenmodes with this run's values `set` (none: the build's, `State::modes`).
+    pub modes: Option<Value>,
 }
 
 /// Everything the page sees. `version` rises with every change, so a poll that
@@ -65,6 +70,8 @@ pub struct State {
     /// Diagnostics of the last build when it failed (with file:line:col).
     pub diagnostics: Option<String>,
     pub scene: Option<Value>,
+    /// The vertex bytes of the scene's meshes (`Scene::meshes`), served apart.
+    pub meshes: Vec<Vec<u8>>,
     /// Rises with every successful build: the page rebuilds its meshes then.
     pub scene_version: u64,
     /// The eigenmodes of the last good build with the model's own values
@@ -90,7 +97,9 @@ impl State {
             "modes": self.modes,
             "runs": self.runs.iter().map(|r| json!({
                 "id": r.id, "set": r.set, "rows": r.rows.len(), "done": r.done,
-                "error": r.error,
+                "error": r.error, "modes": r.modes,
+                "loads": r.loads.iter().map(|l| json!({"name": l.element, "body": l.body}))
+                    .collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
         })
     }
@@ -105,9 +114,16 @@ impl State {
         }))
     }
 
-    /// Everything, rows included: what `--export` embeds.
+    /// Everything, rows and meshes (base64) included: what `--export` embeds.
     pub fn snapshot(&self) -> Value {
+        use base64::Engine;
         let mut s = self.summary();
+        let b64 = base64::engine::general_purpose::STANDARD;
+        s["mesh_data"] = json!(self
+            .meshes
+            .iter()
+            .map(|m| b64.encode(m))
+            .collect::<Vec<_>>());
         s["embedded"] = json!(self
             .runs
             .iter()
@@ -289,7 +305,7 @@ fn rebuild(opts: &SessionOptions, state: &Mutex<State>) -> Option<Template> {
         .as_ref()
         .ok()
         .and_then(|b| b.as_ref().ok())
-        .map(modes_of);
+        .map(|t| modes_of(t, &[]));
     let mut s = lock(state);
     s.bump();
     let t = match built {
@@ -308,17 +324,23 @@ fn rebuild(opts: &SessionOptions, state: &Mutex<State>) -> Option<Template> {
     // The run that follows every build makes it `ready`.
     s.status = "running".into();
     s.diagnostics = None;
-    s.scene = Some(Scene::of(&t).to_json());
+    let mut scene = Scene::of(&t);
+    s.scene = Some(scene.to_json());
+    s.meshes = std::mem::take(&mut scene.meshes)
+        .into_iter()
+        .map(|m| m.bytes)
+        .collect();
     s.scene_version += 1;
     s.modes = modes;
     Some(t)
 }
 
-/// The modes about the initial state with the model's own values, as `fdc modes
-/// --json` prints them; a model that cannot be linearized says why instead.
-fn modes_of(t: &Template) -> Value {
+/// The modes about the initial state with the values `set` (`--set` semantics; none:
+/// the model's own), as `fdc modes --json` prints them; a model that cannot be
+/// linearized says why instead.
+fn modes_of(t: &Template, set: &[(String, f64)]) -> Value {
     let outcome = catch_unwind(AssertUnwindSafe(|| -> Result<Value, String> {
-        let inst = t.instantiate(&[]).map_err(|e| error_text(&e))?;
+        let inst = t.instantiate(set).map_err(|e| error_text(&e))?;
         let settings = runtime_settings(&inst.settings, &Overrides::default())?;
         let mut sys = System::new(inst.model).map_err(|e| e.to_string())?;
         sys.initialize(&settings).map_err(|e| e.to_string())?;
@@ -390,10 +412,17 @@ fn simulate(t: &Template, set: &[(String, f64)], keep: usize, state: &Mutex<Stat
         id
     };
     let mut sink = StateSink { state, id };
+    // Other values, other modes: the run's own, listed with it.
+    if !set.is_empty() {
+        let modes = modes_of(t, set);
+        sink.with_run(|r| r.modes = Some(modes));
+    }
     let outcome = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
         let inst = t.instantiate(set).map_err(|e| error_text(&e))?;
         let settings = runtime_settings(&inst.settings, &Overrides::default())?;
         let mut sys = System::new(inst.model).map_err(|e| e.to_string())?;
+        let loads = sys.with_loads();
+        sink.with_run(|r| r.loads = loads);
         sys.run(&settings, &mut sink).map_err(|e| e.to_string())?;
         Ok(())
     }));

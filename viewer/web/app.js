@@ -103,7 +103,7 @@ function geometry(s) {
   else if (s.kind === 'capsule') g = new THREE.CapsuleGeometry(s.radius, s.length, 8, 32).rotateX(Math.PI / 2);
   else {
     g = new THREE.BufferGeometry();
-    g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(s.vertices), 3));
+    g.setAttribute('position', new THREE.BufferAttribute(meshArrays[s.mesh], 3));
     g.scale(s.scale, s.scale, s.scale);
     g.computeVertexNormals();
   }
@@ -130,6 +130,18 @@ function shapeGroup(shapes, colour) {
 }
 
 const BOX = (size) => ({ kind: 'box', size, colour: null, opacity: 1, at: [0, 0, 0], orientation: [1, 0, 0, 0] });
+
+// The vertices of the scene's mesh files (each once, however many shapes show it):
+// raw f32 from the server, base64 inside an export.
+let meshArrays = [];
+async function fetchMeshes(data, version) {
+  if (embedded) {
+    const bytes = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)).buffer;
+    return (embedded.mesh_data || []).map((b) => new Float32Array(bytes(b)));
+  }
+  return Promise.all((data.meshes || []).map(async (_, k) =>
+    new Float32Array(await (await fetch(`/api/mesh/${k}?v=${version}`)).arrayBuffer())));
+}
 
 // New meshes for a new scene; the columns of a body come from the run shown.
 let fixed = null;
@@ -163,6 +175,7 @@ function groupOf(body) {
 function buildGlyphs(list) {
   if (glyphRoot) scene.remove(glyphRoot);
   glyphRoot = new THREE.Group();
+  freeArrows = new Map();
   scene.add(glyphRoot);
   // Markers a fifth of the smallest body's reach: visible, never hiding a body.
   const size = 0.2 * Math.min(...bodies.map((b) => b.radius), 1);
@@ -226,24 +239,73 @@ function peakOf(run, i) {
   if (!(key in run.peaks)) run.peaks[key] = run.rows.reduce((m, r) => Math.max(m, Math.abs(r[i])), 1e-300);
   return run.peaks[key];
 }
+// Loads: a run of the server has, per force element, the global force on its first
+// body (channels NAME.load.*, the element's own force vector; `run.loads` names the
+// body). The largest of the run over all elements is a quarter of the view.
+const loadColumns = (run, name) => {
+  const c = run ? ['x', 'y', 'z'].map((k) => run.channels.indexOf(`${name}.load.${k}`)) : [-1];
+  return c.every((i) => i >= 0) ? c : null;
+};
+function loadPeak(run) {
+  run.peaks = run.peaks || {};
+  const key = `loads:${run.rows.length}`;
+  if (!(key in run.peaks)) {
+    const cols = (run.loads || []).map((l) => loadColumns(run, l.name)).filter((c) => c);
+    let m = 1e-300;
+    for (const r of run.rows) for (const c of cols) m = Math.max(m, Math.hypot(...c.map((i) => r[i])));
+    run.peaks[key] = m;
+  }
+  return run.peaks[key];
+}
+// An arrow at `at` along `f`, `peak` as long as a quarter of the view; hidden for none.
+function pointArrow(arrow, at, f, peak) {
+  arrow.visible = $('arrows').checked && !!f && f.length() > 0;
+  if (!arrow.visible) return;
+  arrow.position.copy(at);
+  arrow.setDirection(f.clone().normalize());
+  arrow.setLength(f.length() / peak * orbit.half * 0.5);
+}
+// The load of element `name` in `row` and its scale; without load channels (a result
+// file) a constant force's `value`, the largest constant force a quarter of the view.
+function loadOf(g, row) {
+  const c = loadColumns(shown, g.name);
+  if (c) return [row && new THREE.Vector3(...c.map((i) => row[i])), loadPeak(shown)];
+  const peak = Math.max(...glyphs.filter((x) => x.force).map((x) => x.force.length()));
+  return [g.force, peak];
+}
+// Arrows of loads without a glyph (a force with no point `at`): at the body's origin.
+let freeArrows = new Map();
+function placeFreeArrows(row) {
+  const named = new Set(glyphs.map((g) => g.name));
+  for (const a of freeArrows.values()) a.visible = false;
+  for (const l of (shown && shown.loads) || []) {
+    if (named.has(l.name)) continue;
+    if (!freeArrows.has(l.name)) {
+      const a = new THREE.ArrowHelper(new THREE.Vector3(1, 0, 0), new THREE.Vector3(), 1, ARROW);
+      a.renderOrder = 1;
+      glyphRoot.add(a);
+      freeArrows.set(l.name, a);
+    }
+    const [f, peak] = loadOf({ name: l.name }, row);
+    pointArrow(freeArrows.get(l.name), groupOf(l.body).localToWorld(new THREE.Vector3()), f, peak);
+  }
+}
 function placeGlyphs(row) {
   const world = (e) => e.group.localToWorld(e.at.clone());
+  placeFreeArrows(row);
   for (const g of glyphs) {
     if (g.kind === 'tyre') {
       const c = shown ? ['x', 'y', 'z'].map((k) => shown.channels.indexOf(`${g.name}.contact.${k}`)) : [-1];
       if (row && c.every((i) => i >= 0)) g.dot.position.set(...c.map((i) => row[i]));
       else g.dot.position.copy(world(g.ends[0]));
+      // The tyre's force at its contact point.
+      pointArrow(g.arrow, g.dot.position, ...loadOf(g, row));
       continue;
     }
     if (g.kind === 'point') {
       if (g.line) g.line.geometry.setFromPoints(g.ends.map(world));
-      // A constant force: its arrow at the point, the largest force a quarter of the view.
-      g.arrow.visible = $('arrows').checked && !!g.force && g.force.length() > 0;
-      if (!g.arrow.visible) continue;
-      const peak = Math.max(...glyphs.filter((x) => x.force).map((x) => x.force.length()));
-      g.arrow.position.copy(world(g.ends[0]));
-      g.arrow.setDirection(g.force.clone().normalize());
-      g.arrow.setLength(g.force.length() / peak * orbit.half * 0.5);
+      // A bushing's, a constant force's or another force's load at its point.
+      pointArrow(g.arrow, world(g.ends[0]), ...loadOf(g, row));
       continue;
     }
     if (g.kind !== 'spring') continue;
@@ -413,7 +475,7 @@ function draw() {
 // per MODE_PERIOD of playback. a: the largest body displacement |t| + |r| · reach is
 // MODE_REACH of the view's half height, times the amplitude slider.
 const MODE_PERIOD = 1, MODE_REACH = 0.25;
-let modes = null;   // the server's `modes` (fdc modes --json), or { error }
+let modes = null, buildModes = null;   // the server's `modes` (fdc modes --json), or { error }
 function modeLabel(m, i) {
   const f = m.kind === 'rigid_body' ? 'rigid body' : `${m.frequency_hz.toPrecision(4)} Hz`;
   const z = m.damping_ratio == null ? '' : ` ζ ${m.damping_ratio.toFixed(3)}`;
@@ -564,15 +626,17 @@ window.fdcView = { ready: false, version: -1, setTime: (t) => { time = t; playin
                    road: () => roadRange,
                    mode: () => { const m = chosenMode(); return m ? { amplitude: modeAmplitude(m), period: MODE_PERIOD } : null; } };
 
-function apply(state) {
+async function apply(state) {
   $('status').textContent = `build: ${state.status}`;
   $('status').className = state.status;
   $('diagnostics').hidden = !state.diagnostics;
   $('diagnostics').textContent = state.diagnostics || '';
   if (state.scene && state.scene_version !== sceneVersion) {
     sceneVersion = state.scene_version;
+    meshArrays = await fetchMeshes(state.scene, sceneVersion);
     buildScene(state.scene);
-    listModes(state.modes);
+    buildModes = state.modes;
+    listModes((shown && shown.modes) || buildModes);
   }
   for (const id of [...runs.keys()]) if (!state.runs.some((r) => r.id === id)) runs.delete(id);
 }
@@ -584,7 +648,10 @@ function merge(info, part) {
     r.channels = part.channels;
     r.times.push(...part.times); r.rows.push(...part.rows);
   }
-  Object.assign(r, { done: info.done, error: info.error });
+  const had = !!r.modes;
+  Object.assign(r, { done: info.done, error: info.error, loads: info.loads || [], modes: info.modes || null });
+  // A re-run's modes come once its linearization is done.
+  if (had !== !!r.modes) r.modesFresh = true;
   return r;
 }
 
@@ -594,6 +661,9 @@ function showNewest() {
   if (!newest) return;
   const fresh = newest !== shown;
   shown = newest;
+  // A run with the panel's values has its own modes.
+  if (fresh || shown.modesFresh) listModes(shown.modes || buildModes);
+  shown.modesFresh = false;
   $('time').max = shown.times.length ? shown.times[shown.times.length - 1] : 1;
   fillChannels(shown);
   // Framed again whenever rows came in (also the last ones, with `done`).
@@ -608,7 +678,7 @@ async function poll() {
   try {
     const state = await (await fetch('/api/state')).json();
     if (state.version !== version) {
-      apply(state);
+      await apply(state);
       for (const info of state.runs) {
         const have = runs.get(info.id);
         const from = have ? have.times.length : 0;
@@ -632,7 +702,7 @@ async function poll() {
 
 placeCamera();
 if (embedded) {
-  apply(embedded);
+  await apply(embedded);
   for (const part of embedded.embedded) merge(embedded.runs.find((r) => r.id === part.id), part);
   showNewest();
   window.fdcView.ready = !!shown;

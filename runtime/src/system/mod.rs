@@ -196,6 +196,8 @@ pub struct System {
     identity: u64,
     /// Data roads: tangent planes written into the tyres' slots (`road_feed.rs`).
     roads: road_feed::Feed,
+    /// Force elements whose loads are extra channels (`with_loads`; none by default).
+    loads: Vec<loads::Load>,
 }
 
 fn inf_norm(x: &[f64]) -> f64 {
@@ -214,6 +216,7 @@ mod eval;
 mod given;
 mod ic;
 pub mod linearize;
+mod loads;
 mod mode_shape;
 mod newton;
 mod output;
@@ -226,6 +229,7 @@ mod totals;
 
 pub use assemble::Correction;
 use eval::{call, role_label, update_bodies, Coefficients};
+pub use loads::LoadChannel;
 pub use output::{MemorySink, ResultSink, RunStats, StepReport, TimingStats, MAX_TIMED_STEPS};
 /// The redundancy test, for counting degrees of freedom before a run (`fdc check`).
 pub use redundant::redundant_rows;

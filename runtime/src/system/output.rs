@@ -121,6 +121,16 @@ impl System {
         for (k, parts) in self.totals.iter().enumerate() {
             self.row[o + k] = parts.iter().map(|&i| self.row[i]).sum();
         }
+        let o = o + self.totals.len();
+        loads::fill(
+            &self.loads,
+            &self.inst,
+            types,
+            &mut self.s,
+            w,
+            &c,
+            &mut self.row[o..],
+        );
     }
 
     /// Current output values (channel order of [`System::channel_names`]).

@@ -504,6 +504,7 @@ impl System {
             corrections: Vec::new(),
             identity: 0,
             roads,
+            loads: Vec::new(),
         };
         sys.identity = sys.fingerprint();
         Ok(sys)

@@ -74,21 +74,14 @@ fn crank_at(state: &fdc_viewer::State, t: f64) -> (f64, f64, f64) {
     (t, v[0], v[1])
 }
 
-/// The global place of the point `p` of the crank's frame at the output time nearest
+/// The global place of the point `p` of `body`'s frame at the output time nearest
 /// `t`: R + θ p, with θ the unit quaternion (w, x, y, z) of its result columns.
-fn crank_point(state: &fdc_viewer::State, t: f64, p: [f64; 3]) -> [f64; 3] {
+fn body_point(state: &fdc_viewer::State, body: &str, t: f64, p: [f64; 3]) -> [f64; 3] {
     let names = [
-        "crank.R.x",
-        "crank.R.y",
-        "crank.R.z",
-        "crank.theta.w",
-        "crank.theta.x",
-    ];
-    let (_, v) = row_at(
-        state,
-        t,
-        &[&names[..], &["crank.theta.y", "crank.theta.z"]].concat(),
-    );
+        "R.x", "R.y", "R.z", "theta.w", "theta.x", "theta.y", "theta.z",
+    ]
+    .map(|c| format!("{body}.{c}"));
+    let (_, v) = row_at(state, t, &names.each_ref().map(|n| n.as_str()));
     let (w, u) = (v[3], [v[4], v[5], v[6]]);
     let cross = |a: [f64; 3], b: [f64; 3]| {
         [
@@ -245,7 +238,7 @@ fn shapes_and_a_results_file_in_chromium() {
             ([r / 4.0, 0.0, 0.0], 0xff0000),
             ([-r / 4.0, 0.0, 0.0], 0x0000ff),
         ] {
-            let g = crank_point(&state, t, p);
+            let g = body_point(&state, "crank", t, p);
             let (px, py) = pixel_of(&cam, g[0], g[1]);
             assert!(
                 is_colour(shot.rgb(px, py), rgb),
@@ -262,6 +255,14 @@ fn shapes_and_a_results_file_in_chromium() {
         );
     }
     let live = shot_at(&b, 0.0, "shapes_live.png");
+
+    // The export carries the mesh inside (base64) and renders as the live page.
+    let out = dir.path().join("shapes.html");
+    std::fs::write(&out, export_html(&server.session().state())).unwrap();
+    b.goto(&format!("file://{}{VIEW}", out.display()));
+    wait_ready(&b, 1);
+    let d = live.fraction_differing(&shot_at(&b, 0.0, "shapes_export.png"));
+    assert!(d < 1e-3, "the export differs in {d} of the pixels");
 
     // The run as a result file, shown with its model alone.
     let csv = dir.path().join("shaped.csv");
@@ -533,5 +534,109 @@ fn point_mass_in_chromium() {
                 shot.rgb(ax, ay)
             );
         }
+    }
+}
+
+/// The arrows of a bushing's load, of a force of the model's own type at a point and of
+/// one without a point (at its body's origin): at two times the arrow's colour is at
+/// 0.85 of its length along the load of the result rows (the largest load of the run a
+/// quarter of the view), and not past its tip.
+#[test]
+fn load_arrows_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("loads.fd");
+    save(&model, crate::loads::LOADS);
+    let server = Arc::new(Server::start(SessionOptions::new(&model), 0).unwrap());
+    let s = server.clone();
+    std::thread::spawn(move || s.serve());
+    let b = Browser::start();
+    b.goto(&format!(
+        "http://127.0.0.1:{}/{VIEW}&arrows=1",
+        server.port()
+    ));
+    wait_ready(&b, 1);
+    let state = server.session().state();
+    let run = state.runs.last().unwrap();
+    let loads = ["bush", "spin", "tug"].map(|n| format!("{n}.load"));
+    let peak = (0..run.rows.len())
+        .flat_map(|k| {
+            loads.iter().map(move |n| {
+                let c = ["x", "y", "z"].map(|c| crate::loads::column(run, &format!("{n}.{c}"))[k]);
+                c[0].hypot(c[1]).hypot(c[2])
+            })
+        })
+        .fold(0.0, f64::max);
+    // Where each arrow starts: the bushing's point on `a`, the point of `spin` on `c`
+    // and the origin of `d`.
+    let starts = [
+        ("a", [0.1, 0.0, 0.0]),
+        ("c", [0.05, 0.0, 0.0]),
+        ("d", [0.0; 3]),
+    ];
+    for t in [0.25, 0.5] {
+        let shot = shot_at(&b, t, &format!("loads_{t}.png"));
+        let cam = b.exec("return window.fdcView.camera()");
+        let len = 0.5 * cam["top"].as_f64().unwrap();
+        for (name, (body, p)) in loads.iter().zip(starts) {
+            let names = ["x", "y", "z"].map(|c| format!("{name}.{c}"));
+            let (tr, f) = row_at(&state, t, &names.each_ref().map(|n| n.as_str()));
+            let at = body_point(&state, body, t, p);
+            for (k, want) in [(0.85, true), (1.15, false)] {
+                let s = k * len / peak;
+                let (ax, ay) = pixel_of(&cam, at[0] + s * f[0], at[1] + s * f[1]);
+                // The head is a few pixels wide: its colour within one pixel.
+                let near =
+                    (0..9).any(|i| is_colour(shot.rgb(ax + i % 3 - 1, ay + i / 3 - 1), 0xff00ff));
+                assert_eq!(
+                    near,
+                    want,
+                    "t = {tr}: {name} {f:?} at {k} of its length, pixel ({ax}, {ay}): {:?}",
+                    shot.rgb(ax, ay)
+                );
+            }
+        }
+    }
+}
+
+/// The page lists the modes of the run it shows: after a re-run of `spring_mass.fd`
+/// with k = 400 instead of 100 its one mode reads twice the frequency (√(k2/k1)).
+#[test]
+fn modes_of_the_panel_values_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("spring_mass.fd");
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/spring_mass.fd");
+    save(&model, std::fs::read_to_string(p).unwrap());
+    let server = Arc::new(Server::start(SessionOptions::new(&model), 0).unwrap());
+    let s = server.clone();
+    std::thread::spawn(move || s.serve());
+    let b = Browser::start();
+    b.goto(&format!("http://127.0.0.1:{}/{VIEW}", server.port()));
+    wait_ready(&b, 1);
+    let listed = || {
+        let text = b.exec("return document.getElementById('mode').options[1].text");
+        let text = text.as_str().unwrap().to_string();
+        let hz = text
+            .split(" Hz")
+            .next()
+            .and_then(|v| v.split_whitespace().last());
+        (text.clone(), hz.and_then(|v| v.parse::<f64>().ok()))
+    };
+    let (_, f1) = listed();
+    let f1 = f1.unwrap();
+    assert!(
+        (f1 - 10.0 / (2.0 * std::f64::consts::PI)).abs() < 1e-3,
+        "{f1} Hz"
+    );
+    server.session().rerun(vec![("k".into(), 400.0)]);
+    let t0 = Instant::now();
+    loop {
+        let (text, f2) = listed();
+        if f2.is_some_and(|f| f != f1) {
+            let r = f2.unwrap() / f1;
+            assert!((r - 2.0).abs() < 2e-3, "{text}: ratio {r}");
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(300), "still {text}");
+        std::thread::sleep(Duration::from_millis(200));
     }
 }

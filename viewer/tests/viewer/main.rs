@@ -4,5 +4,7 @@
 
 mod browser;
 mod common;
+mod loads;
+mod meshes;
 mod server;
 mod shapes;

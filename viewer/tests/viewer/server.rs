@@ -161,12 +161,12 @@ fn survives_a_broken_model_and_a_failing_run() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .any(|r| r["set"][0][1] == 2.0)
+                .any(|r| r["set"][0][0] == "len")
     });
     // The run with the override, not the last one: under load a late rebuild of the
     // saved file may have added a run after it.
     let run = (st["runs"].as_array().unwrap().iter())
-        .rfind(|r| r["set"][0][1] == 2.0)
+        .rfind(|r| r["set"][0][0] == "len")
         .unwrap();
     let id = run["id"].as_u64().unwrap();
     let rows: serde_json::Value =
