@@ -12,7 +12,7 @@
 # lower, cache, JIT, exit), medians and the ratio new ÷ baseline. Scenarios: cold
 # (fresh cache directory), warm (second build), and `edit` (one literal changed in a
 # one-off element of an otherwise cached model: only that element's code is new) on
-# generated chains of 10, 100 and 1000 bodies.
+# generated chains of 10, 100 and 1000 bodies (`SIZES="10 100"` for others).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FDC=${1:-target/release/fdc}
@@ -51,7 +51,7 @@ wall() { # FDC MODEL CACHE
 }
 median() { sort -n | awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.1f", m/1000}'; }
 printf '%-6s %-6s %12s %12s %8s\n' N case "new [ms]" "base [ms]" ratio
-for n in 10 100 1000; do
+for n in ${SIZES:-10 100 1000}; do
     for who in new base; do : > "$work/$who.cold"; : > "$work/$who.warm"; : > "$work/$who.edit"; done
     for r in $(seq 1 "$RUNS"); do
         for who in new base; do

@@ -5,11 +5,38 @@
 # the iteration matrix per step, and the ratio of each N to N = 1 (a linear-cost solver
 # grows ~N).
 # Usage: bench/steps.sh [path/to/fdc]   (default: target/release/fdc)
+#
+# With two binaries, `bench/steps.sh NEW BASE [RUNS]`: the chains of N = 16 and 64 with
+# the default settings (`fdc c.fd --end 0.5 --timing`), the binaries interleaved (new,
+# base, new, ...) RUNS times (default 3), the medians of the runtime's median step
+# time and the ratio new / base (each run on a warm cache, so the build is not timed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FDC=${1:-target/release/fdc}
+BASE=${2:-}
+RUNS=${3:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+if [ -n "$BASE" ]; then
+  median() { sort -n | awk '{a[NR]=$1} END {printf "%.2f", (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+  step() { # FDC CACHE: the median step time [us] of one run
+    "$1" "$work/c.fd" --end 0.5 --timing --cache-dir "$2" -o "$work/c.csv" 2>&1 \
+      | sed -n 's/.*median \([0-9.]*\).*/\1/p'
+  }
+  printf '%-5s %14s %14s %8s\n' N "new [us]" "base [us]" ratio
+  for n in 16 64; do
+    python3 bench/gen_chain.py "$n" > "$work/c.fd"
+    : > "$work/new"; : > "$work/base"
+    step "$FDC" "$work/cache-new" > /dev/null; step "$BASE" "$work/cache-base" > /dev/null
+    for _ in $(seq 1 "$RUNS"); do
+      step "$FDC" "$work/cache-new" >> "$work/new"
+      step "$BASE" "$work/cache-base" >> "$work/base"
+    done
+    a=$(median < "$work/new"); b=$(median < "$work/base")
+    printf '%-5s %14s %14s %8.3f\n' "$n" "$a" "$b" "$(echo "$a / $b" | bc -l)"
+  done
+  exit 0
+fi
 printf '%-5s %-7s %-9s %12s %10s %8s %8s %8s\n' N linear newton "median[us]" "p99[us]" "it/step" \
   "LU/step" "xN=1"
 for linear in sparse dense; do

@@ -12,6 +12,7 @@ use crate::Ty;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+pub use items::Definition;
 pub use resolve::{Decl, Resolution};
 
 mod calls;
@@ -98,6 +99,9 @@ pub struct Model {
     pub gravity: Option<Expr>,
     pub outputs: Vec<(Ident, Expr)>,
     pub simulate: Vec<Field>,
+    /// The params, inputs and splines in an order where each comes after the ones its
+    /// value uses: the order lowering evaluates them in.
+    pub definitions: Vec<Definition>,
 }
 
 /// Value of a checked expression: its type and whether it depends on the state
@@ -437,6 +441,7 @@ impl<'m> Checker<'m> {
         model.inputs = self.inputs.iter().map(|p| p.0.clone()).collect();
         model.functions = self.fns.iter().map(|f| f.0.clone()).collect();
         model.splines = self.splines.iter().map(|s| (*s).clone()).collect();
+        model.definitions = self.evaluation_order();
         model.instances = self
             .instances
             .iter()

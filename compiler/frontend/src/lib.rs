@@ -36,7 +36,9 @@ mod grammar {
 
 pub use builtins::SIM_KEYS;
 pub use check::shapes::{ShapeField, SHAPE_COMMON, SHAPE_KINDS};
-pub use check::{Coordinates, Decl, InstanceInfo, Model, Resolution, TypeInfo, TypeParam};
+pub use check::{
+    Coordinates, Decl, Definition, InstanceInfo, Model, Resolution, TypeInfo, TypeParam,
+};
 pub use diag::{did_you_mean, Diagnostic, Label, Severity, CODES};
 pub use parse::parse_module;
 

@@ -4,7 +4,7 @@
 //! comes after the ones it uses. Both walks are iterative (explicit stacks), so a
 //! chain of 100,000 definitions costs no stack (docs/reliability.md).
 
-use crate::ast::{Expr, ExprKind};
+use crate::ast::{Expr, ExprKind, Stmt, StmtKind};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -69,6 +69,39 @@ pub fn dependency_order(deps: &[Vec<usize>]) -> Vec<usize> {
     }
     order.extend((0..n).filter(|&i| !placed[i]));
     order
+}
+
+/// Element type names, each after the types its nested instances name (also inside
+/// loops and conditions), ties by name: types handled in this order need nothing of a
+/// nested type that is not done yet, so a chain of 100,000 types each containing the
+/// next costs no stack (the checker types them so, the expansion finds their
+/// structural parameters so).
+pub fn nesting_order<'a>(types: impl IntoIterator<Item = (&'a str, &'a [Stmt])>) -> Vec<&'a str> {
+    let mut types: Vec<(&str, &[Stmt])> = types.into_iter().collect();
+    types.sort_by_key(|t| t.0);
+    let index: std::collections::HashMap<&str, usize> =
+        (types.iter().enumerate()).map(|(k, t)| (t.0, k)).collect();
+    let deps: Vec<Vec<usize>> = (types.iter())
+        .map(|t| {
+            let (mut ds, mut bodies) = (Vec::new(), vec![t.1]);
+            while let Some(body) = bodies.pop() {
+                for st in body {
+                    match &st.kind {
+                        StmtKind::For(l) => bodies.push(&l.body),
+                        StmtKind::When(c) => bodies.extend([&c.then[..], &c.otherwise[..]]),
+                        StmtKind::Instance(inst) => {
+                            ds.extend(index.get(inst.ty.name.as_str()).copied())
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            ds
+        })
+        .collect();
+    (dependency_order(&deps).into_iter())
+        .map(|k| types[k].0)
+        .collect()
 }
 
 #[cfg(test)]

@@ -22,6 +22,14 @@ fn doc(out: &mut String, d: &Option<String>, indent: &str) {
     }
 }
 
+/// A function's arguments as written: `x: scalar, v: vec3`.
+pub fn fn_args(f: &FnDecl) -> String {
+    let args: Vec<String> = (f.args.iter())
+        .map(|(n, t)| format!("{}: {}", n.name, t.name))
+        .collect();
+    args.join(", ")
+}
+
 fn param_rest(p: &ParamDecl) -> String {
     let mut s = p.name.name.clone();
     if let Some(t) = &p.ty {
@@ -48,11 +56,6 @@ fn print_item(out: &mut String, item: &Item) {
         }
         Item::Fn(f) => {
             doc(out, &f.doc, "");
-            let args: Vec<String> = f
-                .args
-                .iter()
-                .map(|(n, t)| format!("{}: {}", n.name, t.name))
-                .collect();
             let ret = f
                 .ret
                 .as_ref()
@@ -62,7 +65,7 @@ fn print_item(out: &mut String, item: &Item) {
                 out,
                 "fn {}({}){ret} = {};",
                 f.name.name,
-                args.join(", "),
+                fn_args(f),
                 expr(&f.body)
             );
         }

@@ -4,7 +4,8 @@
 use super::*;
 
 impl<'a> Lowering<'a> {
-    pub(super) fn body_instance(&mut self, inst: &fdc_frontend::ast::Instance) {
+    /// Body `inst`, the `k`th top-level instance.
+    pub(super) fn body_instance(&mut self, k: usize, inst: &fdc_frontend::ast::Instance) {
         let Some(def) = self.typedef(&inst.ty.name, inst.ty.span) else {
             return;
         };
@@ -23,6 +24,7 @@ impl<'a> Lowering<'a> {
             v_offset: self.nv,
             mass: None,
             inertia: None,
+            name: inst.name.name.clone(),
             span: inst.name.span,
         };
         let nv = body.nv();
@@ -30,7 +32,7 @@ impl<'a> Lowering<'a> {
         self.nv += nv;
         self.bodies.push(body);
         self.bodies[index].v0 = vec![f64::NAN; nv];
-        self.body_names.insert(inst.name.name.clone(), index);
+        self.body_of[k] = Some(index);
         let key = (inst.ty.name.clone(), vec![]);
         if !self.ensure_type(def, &key, &[]) {
             return;
@@ -107,8 +109,11 @@ impl<'a> Lowering<'a> {
     /// typed it a body).
     pub(super) fn connection(&mut self, e: &Expr) -> Option<Option<usize>> {
         let body = match &e.kind {
-            ExprKind::Name(n) if n == "ground" => return Some(None),
-            ExprKind::Name(n) => self.body_names.get(n).copied(),
+            ExprKind::Name(n) => match self.globals.resolution.get(e.span, n) {
+                Some(Decl::Builtin("ground")) => return Some(None),
+                Some(Decl::Instance(i)) => self.body_of[*i],
+                _ => None,
+            },
             _ => None,
         };
         if body.is_none() {

@@ -53,10 +53,8 @@ use eval::{eval_nodes, Cones, LocalQ, Time};
 pub use expr::MAX_CALL_DEPTH;
 use expr::{Hidden, Lowerer, Target};
 use fdc_diff::{BodyKind, Coordinates, ElementBuilder, ElementFunctions, Role};
-use fdc_frontend::ast::{
-    Expr, ExprKind, Field, Item, Kind, ParamDecl, ShapeDecl, Span, SplineDecl, StmtKind,
-};
-use fdc_frontend::{Analysis, Decl, Model, Resolution, SourceFiles, TypeInfo};
+use fdc_frontend::ast::{Expr, ExprKind, Field, Item, Kind, ShapeDecl, Span, SplineDecl, StmtKind};
+use fdc_frontend::{Analysis, Decl, Definition, Model, Resolution, SourceFiles, TypeInfo};
 use fdc_ir::{Graph, Id};
 use globals::Globals;
 use std::collections::HashMap;
@@ -288,6 +286,7 @@ struct Body {
     /// The type's `param mass` and `param inertia` (`plausible`), if it has them.
     mass: Option<f64>,
     inertia: Option<[f64; 3]>,
+    name: String,
     span: Span,
 }
 
@@ -346,7 +345,8 @@ struct Lowering<'a> {
     types: Vec<ElementFunctions>,
     instances: Vec<Instance>,
     bodies: Vec<Body>,
-    body_names: HashMap<String, usize>,
+    /// Per top-level instance (`Model::instances`): its body, if it is one.
+    body_of: Vec<Option<usize>>,
     nq: usize,
     nv: usize,
     nl: usize,
@@ -404,12 +404,15 @@ fn lower_here<'a>(
     if let Some(&[x, y, z]) = model.gravity.as_ref().and_then(|g| l.numeric(g)).as_deref() {
         l.globals.gravity = [x, y, z];
     }
-    // Bodies first: every connector needs their initial configuration.
-    for item in &items {
-        if let Item::Instance(inst) = item {
-            if inst.kind == Kind::Body {
-                l.body_instance(inst);
-            }
+    // Bodies first: every connector needs their initial configuration. The checker
+    // lists the instances as the items come (`Model::instances`).
+    let instances = items.iter().filter_map(|item| match item {
+        Item::Instance(inst) => Some(inst),
+        _ => None,
+    });
+    for (k, inst) in instances.enumerate() {
+        if inst.kind == Kind::Body {
+            l.body_instance(k, inst);
         }
     }
     for item in &items {
@@ -468,7 +471,7 @@ impl<'a> Lowering<'a> {
             types: Vec::new(),
             instances: Vec::new(),
             bodies: Vec::new(),
-            body_names: HashMap::new(),
+            body_of: vec![None; model.instances.len()],
             nq: 0,
             nv: 0,
             nl: 0,
@@ -490,14 +493,14 @@ impl<'a> Lowering<'a> {
         files: Option<&'a SourceFiles>,
     ) -> Vec<(String, Vec<f64>)> {
         // Each after the ones it uses (top-level names may be used before their
-        // definition).
+        // definition): the checker's order.
         let model = self.globals.model;
         let mut params = Vec::new();
-        for def in definition_order(model) {
+        for &def in &model.definitions {
             let (p, is_input, i) = match def {
-                Def::Param(i) => (&model.params[i], false, i),
-                Def::Input(i) => (&model.inputs[i], true, i),
-                Def::Spline(i) => {
+                Definition::Param(i) => (&model.params[i], false, i),
+                Definition::Input(i) => (&model.inputs[i], true, i),
+                Definition::Spline(i) => {
                     self.spline_decl(&model.splines[i], files);
                     continue;
                 }
@@ -547,8 +550,6 @@ impl<'a> Lowering<'a> {
         let roads = self.roads();
         let data_files = self.data_files();
         let (nq, nv) = (self.nq, self.nv);
-        let mut body_names: Vec<(String, usize)> = self.body_names.into_iter().collect();
-        body_names.sort_by_key(|b| b.1);
         Ok(LoweredModel {
             graph: self.graph,
             types: self.types,
@@ -556,7 +557,7 @@ impl<'a> Lowering<'a> {
             nq,
             nv,
             nl: self.nl,
-            bodies: body_names.into_iter().map(|b| b.0).collect(),
+            bodies: self.bodies.into_iter().map(|b| b.name).collect(),
             inputs: self.inputs,
             settings,
             params,
@@ -583,63 +584,4 @@ impl<'a> Lowering<'a> {
             ..Default::default()
         });
     }
-}
-
-/// A model-level definition with a value: an index into `Model::params`, `inputs` or
-/// `splines`.
-#[derive(Clone, Copy)]
-enum Def {
-    Param(usize),
-    Input(usize),
-    Spline(usize),
-}
-
-/// The params, inputs and splines of the model, each after the ones its value names,
-/// also through the functions it calls ([`fdc_frontend::order`]; iterative, so a long
-/// chain of definitions costs no stack). The checker has refused cycles.
-fn definition_order(model: &Model) -> Vec<Def> {
-    fn param(d: Def, p: &ParamDecl) -> (Def, Span, &str, Vec<&Expr>) {
-        (d, p.span, &p.name.name, p.default.iter().collect())
-    }
-    // In source order (files in the order read, then by place), as the items come.
-    let mut defs: Vec<(Def, Span, &str, Vec<&Expr>)> = (model.params.iter().enumerate())
-        .map(|(i, p)| param(Def::Param(i), p))
-        .chain((model.inputs.iter().enumerate()).map(|(i, p)| param(Def::Input(i), p)))
-        .chain(model.splines.iter().enumerate().map(|(i, s)| {
-            (
-                Def::Spline(i),
-                s.span,
-                s.name.name.as_str(),
-                s.args.iter().collect(),
-            )
-        }))
-        .collect();
-    defs.sort_by_key(|d| (d.1.file, d.1.start));
-    let node: HashMap<&str, usize> = (defs.iter().enumerate()).map(|(k, d)| (d.2, k)).collect();
-    let fns: HashMap<&str, &Expr> = (model.functions.iter())
-        .map(|f| (f.name.name.as_str(), &f.body))
-        .collect();
-    let deps: Vec<Vec<usize>> = defs
-        .iter()
-        .map(|d| {
-            let mut exprs = d.3.clone();
-            let (mut ds, mut seen_fns) = (Vec::new(), std::collections::HashSet::new());
-            while let Some(e) = exprs.pop() {
-                fdc_frontend::order::for_each_name(e, |n| {
-                    if let Some(&k) = node.get(n) {
-                        ds.push(k);
-                    } else if let Some(body) = fns.get(n) {
-                        if seen_fns.insert(n) {
-                            exprs.push(body);
-                        }
-                    }
-                });
-            }
-            ds
-        })
-        .collect();
-    fdc_frontend::order::dependency_order(&deps)
-        .into_iter()
-        .map(|k| defs[k].0)
-        .collect()
 }

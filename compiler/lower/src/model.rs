@@ -3,20 +3,24 @@
 use super::*;
 
 impl<'a> Lowering<'a> {
+    /// The bodies a model-level expression names, in the order it first names them.
+    fn bodies_named(&self, e: &Expr) -> Vec<usize> {
+        let mut out = Vec::new();
+        visit_names(e, &mut |n, span| {
+            if let Some(Decl::Instance(i)) = self.globals.resolution.get(span, n) {
+                if let Some(b) = self.body_of[*i].filter(|b| !out.contains(b)) {
+                    out.push(b);
+                }
+            }
+        });
+        out
+    }
+
     /// `output name = expr;` at model level: an element of its own that connects the
     /// bodies the expression names and has only the `Out` role.
     pub(super) fn model_output(&mut self, name: &str, value: &Expr, span: Span) {
-        let mut used = Vec::new();
-        collect_bodies(value, &self.body_names, &mut used);
-        let names: Vec<String> = used
-            .iter()
-            .filter_map(|b| {
-                self.body_names
-                    .iter()
-                    .find(|(_, i)| *i == b)
-                    .map(|(n, _)| n.clone())
-            })
-            .collect();
+        let used = self.bodies_named(value);
+        let names: Vec<String> = used.iter().map(|&b| self.bodies[b].name.clone()).collect();
         let type_name = format!("output {name}");
         let kinds: Vec<BodyKind> = used.iter().map(|&b| self.bodies[b].kind).collect();
         // Pass 1 on a scratch graph counts the hidden slots (`initial`, `.local`, as in

@@ -157,10 +157,7 @@ impl<'a> Lowering<'a> {
     }
 
     pub(super) fn body_name(&self, b: usize) -> &str {
-        self.body_names
-            .iter()
-            .find(|(_, i)| **i == b)
-            .map_or("?", |(n, _)| n.as_str())
+        self.bodies.get(b).map_or("?", |b| b.name.as_str())
     }
 
     /// The span of a zero vec3 among the evaluated fields of an instance, where a

@@ -50,20 +50,11 @@ pub(crate) fn output(lw: &mut Lowerer, name: &str, v: &Val, span: Span) {
     }
 }
 
-pub(crate) fn collect_bodies(e: &Expr, bodies: &HashMap<String, usize>, out: &mut Vec<usize>) {
-    visit_names(e, &mut |n| {
-        if let Some(&b) = bodies.get(n) {
-            if !out.contains(&b) {
-                out.push(b);
-            }
-        }
-    });
-}
-
-/// Calls `f` with every name an expression reads (not the names of called functions).
-pub(crate) fn visit_names(e: &Expr, f: &mut impl FnMut(&str)) {
+/// Calls `f` with every name an expression reads and the span of its use (not the
+/// names of called functions), in order.
+pub(crate) fn visit_names(e: &Expr, f: &mut impl FnMut(&str, Span)) {
     match &e.kind {
-        ExprKind::Name(n) => f(n),
+        ExprKind::Name(n) => f(n, e.span),
         ExprKind::List(items) | ExprKind::Call(_, items) => {
             items.iter().for_each(|i| visit_names(i, f))
         }
@@ -392,7 +383,7 @@ fn nested_instance(lw: &mut Lowerer, def: Option<&TypeInfo>, inst: &Instance, ct
 /// so: a body, or a value that moves with the state or time, is an error (E0922).
 fn captures(lw: &mut Lowerer, e: &Expr) -> Vec<(String, Val)> {
     let mut names: Vec<String> = Vec::new();
-    visit_names(e, &mut |n| {
+    visit_names(e, &mut |n, _| {
         if lw.scope.contains_key(n) && !names.iter().any(|m| m == n) {
             names.push(n.to_string());
         }

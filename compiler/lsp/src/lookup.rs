@@ -1,14 +1,14 @@
 //! What is under the cursor: a walk over the front end's AST. What a name refers to
-//! is the checker's link (`Analysis::resolution`, read by `features`); [`resolve`]
-//! walks the scopes only for a name the checker did not resolve (one it reported),
-//! and for hover text, which needs the declaring syntax.
+//! is the checker's link (`Analysis::resolution`, read by `features`), which finds
+//! the declaring syntax for hover text through [`target_at`] at the declaration's
+//! place; a name the checker did not resolve (one it reported) has no declaration.
 
 use fdc_frontend::ast::*;
 
-/// The syntax node at an offset, with the scope it sits in.
+/// The syntax node at an offset.
 pub enum Target<'a> {
     /// The innermost expression (a name, a literal, an operation...).
-    Expr(&'a Expr, Scope<'a>),
+    Expr(&'a Expr),
     /// The function name of a call.
     CallName(&'a Ident, &'a Expr),
     /// `b.position` / `b.point(u)`: the member name.
@@ -23,7 +23,8 @@ pub enum Target<'a> {
     Use(&'a str),
 }
 
-/// Where a name lives: inside a function (its arguments) and/or an element type.
+/// Where the cursor is, for completion: inside a function (its arguments) and/or an
+/// element type.
 #[derive(Clone, Copy, Default)]
 pub struct Scope<'a> {
     pub func: Option<&'a FnDecl>,
@@ -68,14 +69,13 @@ fn within(span: Span, offset: usize) -> bool {
 
 /// The node at `offset` in `module`.
 pub fn target_at(module: &Module, offset: usize) -> Option<Target<'_>> {
-    let top = Scope::default();
     for item in &module.items {
         if !within(item.span(), offset) {
             continue;
         }
         let hit = match item {
-            Item::Param(p) => param(p, false, offset, top),
-            Item::Input(p) => param(p, true, offset, top),
+            Item::Param(p) => param(p, false, offset),
+            Item::Input(p) => param(p, true, offset),
             Item::Fn(f) => {
                 if within(f.name.span, offset) {
                     return Some(Target::Decl(Decl::Fn(f)));
@@ -85,49 +85,39 @@ pub fn target_at(module: &Module, offset: usize) -> Option<Target<'_>> {
                         return Some(Target::Decl(Decl::FnArg(n, t)));
                     }
                 }
-                let s = Scope {
-                    func: Some(f),
-                    typedef: None,
-                };
-                expr(&f.body, offset, s)
+                expr(&f.body, offset)
             }
-            Item::Gravity { value, .. } => expr(value, offset, top),
+            Item::Gravity { value, .. } => expr(value, offset),
             Item::Output { name, value, .. } => {
                 if within(name.span, offset) {
                     return Some(Target::Decl(Decl::Output(name, value)));
                 }
-                expr(value, offset, top)
+                expr(value, offset)
             }
-            Item::Simulate { settings, .. } => {
-                settings.iter().find_map(|f| expr(&f.value, offset, top))
-            }
+            Item::Simulate { settings, .. } => settings.iter().find_map(|f| expr(&f.value, offset)),
             Item::Spline(s) => {
                 if within(s.name.span, offset) {
                     return Some(Target::Decl(Decl::Spline(s)));
                 }
-                s.args.iter().find_map(|a| expr(a, offset, top))
+                s.args.iter().find_map(|a| expr(a, offset))
             }
-            Item::Instance(i) => instance(i, offset, top),
+            Item::Instance(i) => instance(i, offset),
             Item::Shape(sh) => std::iter::once(&sh.body)
                 .chain(sh.fields.iter().map(|f| &f.value))
-                .find_map(|e| expr(e, offset, top)),
+                .find_map(|e| expr(e, offset)),
             Item::TypeDef(t) => {
                 if within(t.name.span, offset) {
                     return Some(Target::Decl(Decl::Type(t)));
                 }
-                let s = Scope {
-                    func: None,
-                    typedef: Some(t),
-                };
                 for c in &t.connections {
                     if within(c.name.span, offset) {
                         return Some(Target::Decl(Decl::Conn(c)));
                     }
-                    if let Some(h) = c.default.as_ref().and_then(|d| expr(d, offset, top)) {
+                    if let Some(h) = c.default.as_ref().and_then(|d| expr(d, offset)) {
                         return Some(h);
                     }
                 }
-                t.body.iter().find_map(|st| stmt(st, offset, s))
+                t.body.iter().find_map(|st| stmt(st, offset))
             }
             Item::Use { path, .. } => Some(Target::Use(path)),
             // Expanded by the front end; the analysis holds none.
@@ -140,41 +130,41 @@ pub fn target_at(module: &Module, offset: usize) -> Option<Target<'_>> {
     None
 }
 
-fn param<'a>(p: &'a ParamDecl, input: bool, offset: usize, s: Scope<'a>) -> Option<Target<'a>> {
+fn param(p: &ParamDecl, input: bool, offset: usize) -> Option<Target<'_>> {
     if within(p.name.span, offset) {
         return Some(Target::Decl(Decl::Param(p, input)));
     }
-    p.default.as_ref().and_then(|d| expr(d, offset, s))
+    p.default.as_ref().and_then(|d| expr(d, offset))
 }
 
-fn instance<'a>(i: &'a Instance, offset: usize, s: Scope<'a>) -> Option<Target<'a>> {
+fn instance(i: &Instance, offset: usize) -> Option<Target<'_>> {
     if within(i.name.span, offset) {
         return Some(Target::Decl(Decl::Instance(i)));
     }
     if within(i.ty.span, offset) {
         return Some(Target::TypeName(&i.ty));
     }
-    if let Some(h) = i.connections.iter().find_map(|c| expr(c, offset, s)) {
+    if let Some(h) = i.connections.iter().find_map(|c| expr(c, offset)) {
         return Some(h);
     }
     for f in &i.fields {
         if within(f.name.span, offset) {
             return Some(Target::FieldName(&f.name, i));
         }
-        if let Some(h) = expr(&f.value, offset, s) {
+        if let Some(h) = expr(&f.value, offset) {
             return Some(h);
         }
     }
     None
 }
 
-fn stmt<'a>(st: &'a Stmt, offset: usize, s: Scope<'a>) -> Option<Target<'a>> {
+fn stmt(st: &Stmt, offset: usize) -> Option<Target<'_>> {
     if !within(st.span, offset) {
         return None;
     }
-    let e = |x: &'a Expr| expr(x, offset, s);
+    let e = |x| expr(x, offset);
     match &st.kind {
-        StmtKind::Param(p) => param(p, false, offset, s),
+        StmtKind::Param(p) => param(p, false, offset),
         StmtKind::Let { name, ty, value } => {
             if within(name.span, offset) {
                 return Some(Target::Decl(Decl::Let(name, ty.as_ref(), value)));
@@ -216,25 +206,25 @@ fn stmt<'a>(st: &'a Stmt, offset: usize, s: Scope<'a>) -> Option<Target<'a>> {
             }
             None
         }
-        StmtKind::Instance(i) => instance(i, offset, s),
+        StmtKind::Instance(i) => instance(i, offset),
         StmtKind::For(l) => e(&l.from)
             .or_else(|| e(&l.to))
-            .or_else(|| l.body.iter().find_map(|b| stmt(b, offset, s))),
+            .or_else(|| l.body.iter().find_map(|b| stmt(b, offset))),
         StmtKind::When(c) => e(&c.cond).or_else(|| {
             c.then
                 .iter()
                 .chain(&c.otherwise)
-                .find_map(|b| stmt(b, offset, s))
+                .find_map(|b| stmt(b, offset))
         }),
         StmtKind::Error => None,
     }
 }
 
-fn expr<'a>(x: &'a Expr, offset: usize, s: Scope<'a>) -> Option<Target<'a>> {
+fn expr(x: &Expr, offset: usize) -> Option<Target<'_>> {
     if !within(x.span, offset) {
         return None;
     }
-    let e = |y: &'a Expr| expr(y, offset, s);
+    let e = |y| expr(y, offset);
     let inner = match &x.kind {
         ExprKind::List(items) => items.iter().find_map(e),
         ExprKind::Neg(a) => e(a),
@@ -262,39 +252,7 @@ fn expr<'a>(x: &'a Expr, offset: usize, s: Scope<'a>) -> Option<Target<'a>> {
         }
         ExprKind::Number(_) | ExprKind::Str(_) | ExprKind::Name(_) | ExprKind::Error => None,
     };
-    inner.or(Some(Target::Expr(x, s)))
-}
-
-/// The declaration `name` refers to at `offset` in `scope`: function arguments, then
-/// the element type's connections and earlier statements, then top-level names of
-/// every file of the model (they may be used before their definition).
-pub fn resolve<'a>(
-    modules: &'a [Module],
-    name: &str,
-    scope: Scope<'a>,
-    offset: usize,
-) -> Option<Decl<'a>> {
-    if let Some(f) = scope.func {
-        if let Some((n, t)) = f.args.iter().find(|(n, _)| n.name == name) {
-            return Some(Decl::FnArg(n, t));
-        }
-    }
-    if let Some(t) = scope.typedef {
-        let mut found = t
-            .connections
-            .iter()
-            .find(|c| c.name.name == name)
-            .map(Decl::Conn);
-        for st in t.body.iter().filter(|st| (st.span.start as usize) < offset) {
-            if let Some(d) = stmt_decls(st).into_iter().find(|d| d.ident().name == name) {
-                found = Some(d);
-            }
-        }
-        if found.is_some() {
-            return found;
-        }
-    }
-    top_decls(modules).find(|d| d.ident().name == name && !matches!(d, Decl::Type(_)))
+    inner.or(Some(Target::Expr(x)))
 }
 
 /// The names a statement of an element type declares.
@@ -309,19 +267,15 @@ pub fn stmt_decls(st: &Stmt) -> Vec<Decl<'_>> {
     }
 }
 
-/// Every top-level declaration of every module (stdlib first, as the front end orders them).
-fn top_decls(modules: &[Module]) -> impl Iterator<Item = Decl<'_>> {
-    modules.iter().flat_map(|m| m.items.iter()).filter_map(|i| {
-        Some(match i {
-            Item::Param(p) => Decl::Param(p, false),
-            Item::Input(p) => Decl::Param(p, true),
-            Item::Fn(f) => Decl::Fn(f),
-            Item::Spline(s) => Decl::Spline(s),
-            Item::Instance(i) => Decl::Instance(i),
-            Item::TypeDef(t) => Decl::Type(t),
-            _ => return None,
-        })
-    })
+/// The `i`th top-level instance of the model: the checker lists them as the items
+/// come (`Model::instances`).
+pub fn top_instance(modules: &[Module], i: usize) -> Option<&Instance> {
+    let instances = modules.iter().flat_map(|m| m.items.iter());
+    (instances.filter_map(|it| match it {
+        Item::Instance(inst) => Some(inst),
+        _ => None,
+    }))
+    .nth(i)
 }
 
 /// The element type whose body contains `offset`, if any.

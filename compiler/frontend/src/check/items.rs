@@ -12,7 +12,68 @@ pub(super) enum Def {
     Fn(usize),
 }
 
+/// A model-level definition with a value: an index into [`Model::params`], `inputs`
+/// or `splines`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Definition {
+    Param(usize),
+    Input(usize),
+    Spline(usize),
+}
+
 impl<'m> Checker<'m> {
+    /// The params, inputs and splines of the model, each after the ones its value
+    /// names, also through the functions it calls: the order lowering evaluates them in
+    /// ([`Model::definitions`]). Ties keep source order (files in the order read, then
+    /// by place), so the values and their errors come as the items do. Iterative, so a
+    /// long chain of definitions costs no stack; a cycle (reported by the typing) only
+    /// puts its nodes last.
+    pub(super) fn evaluation_order(&self) -> Vec<Definition> {
+        let param = |d: Definition, p: &'m ParamDecl| (d, p.span, p.default.iter().collect());
+        let mut defs: Vec<(Definition, Span, Vec<&'m Expr>)> = (self.params.iter().enumerate())
+            .map(|(i, p)| param(Definition::Param(i), p.0))
+            .chain((self.inputs.iter().enumerate()).map(|(i, p)| param(Definition::Input(i), p.0)))
+            .chain(
+                (self.splines.iter().enumerate())
+                    .map(|(i, s)| (Definition::Spline(i), s.span, s.args.iter().collect())),
+            )
+            .collect();
+        defs.sort_by_key(|d| (d.1.file, d.1.start));
+        let mut node = HashMap::new();
+        for (k, d) in defs.iter().enumerate() {
+            node.insert(d.0, k);
+        }
+        let deps: Vec<Vec<usize>> = defs
+            .iter()
+            .map(|d| {
+                let (mut exprs, mut ds) = (d.2.clone(), Vec::new());
+                let mut seen_fns = std::collections::HashSet::new();
+                while let Some(e) = exprs.pop() {
+                    crate::order::for_each_name(e, |n| {
+                        let def = match self.globals.get(n) {
+                            Some((Global::Param(j), _)) => Definition::Param(*j),
+                            Some((Global::Input(j), _)) => Definition::Input(*j),
+                            Some((Global::Spline(j), _)) => Definition::Spline(*j),
+                            Some((Global::Fn(j), _)) => {
+                                if seen_fns.insert(*j) {
+                                    exprs.push(&self.fns[*j].0.body);
+                                }
+                                return;
+                            }
+                            _ => return,
+                        };
+                        ds.push(node[&def]);
+                    });
+                }
+                ds
+            })
+            .collect();
+        crate::order::dependency_order(&deps)
+            .into_iter()
+            .map(|k| defs[k].0)
+            .collect()
+    }
+
     /// Params, inputs and functions, each after the ones its value or body names:
     /// typed in this order, none recurses deeply into another (a chain of 100,000
     /// definitions in either order costs no stack).

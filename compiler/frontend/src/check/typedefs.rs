@@ -7,28 +7,9 @@ impl<'m> Checker<'m> {
     /// The element types (by name where free to choose), each after the types its
     /// nested instances name.
     pub(super) fn typedef_order(&self) -> Vec<String> {
-        let names: Vec<&String> = self.typedefs.keys().collect();
-        let index: HashMap<&str, usize> = names
-            .iter()
-            .enumerate()
-            .map(|(k, n)| (n.as_str(), k))
-            .collect();
-        let deps: Vec<Vec<usize>> = names
-            .iter()
-            .map(|n| {
-                let def = self.typedefs[n.as_str()].def;
-                def.body
-                    .iter()
-                    .filter_map(|st| match &st.kind {
-                        StmtKind::Instance(inst) => index.get(inst.ty.name.as_str()).copied(),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .collect();
-        crate::order::dependency_order(&deps)
-            .into_iter()
-            .map(|k| names[k].clone())
+        let types = (self.typedefs.iter()).map(|(n, t)| (n.as_str(), &t.def.body[..]));
+        (crate::order::nesting_order(types).into_iter())
+            .map(str::to_string)
             .collect()
     }
 

@@ -23,35 +23,12 @@ impl<'a> Expander<'a> {
     /// from the memo or recurses one level, so a chain of 100,000 types each
     /// containing the next costs no stack.
     pub(super) fn prepare_structural(&mut self) {
-        let mut names: Vec<String> = self.typedefs.keys().cloned().collect();
-        names.sort();
-        let index: HashMap<&str, usize> = names
-            .iter()
-            .enumerate()
-            .map(|(k, n)| (n.as_str(), k))
+        let types = (self.typedefs.iter()).map(|(n, t)| (n.as_str(), &t.body[..]));
+        let names: Vec<String> = (crate::order::nesting_order(types).into_iter())
+            .map(str::to_string)
             .collect();
-        let deps: Vec<Vec<usize>> = names
-            .iter()
-            .map(|n| {
-                let mut ds = Vec::new();
-                let mut bodies: Vec<&[Stmt]> = vec![&self.typedefs[n.as_str()].body];
-                while let Some(body) = bodies.pop() {
-                    for st in body {
-                        match &st.kind {
-                            StmtKind::For(l) => bodies.push(&l.body),
-                            StmtKind::When(c) => bodies.extend([&c.then[..], &c.otherwise[..]]),
-                            StmtKind::Instance(inst) => {
-                                ds.extend(index.get(inst.ty.name.as_str()).copied())
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                ds
-            })
-            .collect();
-        for k in crate::order::dependency_order(&deps) {
-            self.structural_params(&names[k]);
+        for n in &names {
+            self.structural_params(n);
         }
     }
 

@@ -214,3 +214,32 @@ for i in 1..3 { force s[i]: pull(c[i]) { gain = 1; } }
         .collect();
     assert_eq!(names, ["c[1]", "c[2]"]);
 }
+
+/// The order lowering evaluates the model's definitions in: each after what its value
+/// uses, also through a function it calls, a spline among them; ties in source order.
+#[test]
+fn definitions_come_after_what_they_use() {
+    use fdc_frontend::Definition as D;
+    let text = "\
+param a = twice(1);
+spline s = akima([0, 1, 2], [0, c, 0]);
+param b = 2;
+fn twice(x: scalar): scalar = x * b;
+param c = 1;
+param d = s(0.5) + a;
+input e = 3;
+";
+    let a = analyze_source("o.fd", text);
+    assert!(a.diagnostics.is_empty(), "{}", a.render());
+    let m = &a.model;
+    let names: Vec<&str> = (m.definitions.iter())
+        .map(|d| match *d {
+            D::Param(i) => m.params[i].name.name.as_str(),
+            D::Input(i) => m.inputs[i].name.name.as_str(),
+            D::Spline(i) => m.splines[i].name.name.as_str(),
+        })
+        .collect();
+    // Ready first: b, c and e (source places 2, 4 and 6); b frees a (place 0), which
+    // goes before c; c frees s; s and a free d, which goes before e.
+    assert_eq!(names, ["b", "a", "c", "s", "d", "e"]);
+}

@@ -162,18 +162,17 @@ fn decl_markdown(doc: &Document, d: Decl<'_>) -> String {
         Decl::Conn(c) => (format!("connection {}: {}", c.name.name, c.ty.name), None),
         Decl::FnArg(n, t) => (format!("argument {}: {}", n.name, t.name), None),
         Decl::Fn(f) => {
-            let args: Vec<String> = f
-                .args
-                .iter()
-                .map(|(n, t)| format!("{}: {}", n.name, t.name))
-                .collect();
             let ret = f
                 .ret
                 .as_ref()
                 .map(|r| r.name.clone())
                 .unwrap_or_else(|| ty(&f.body));
             (
-                format!("fn {}({}): {ret}", f.name.name, args.join(", ")),
+                format!(
+                    "fn {}({}): {ret}",
+                    f.name.name,
+                    fdc_frontend::print::fn_args(f)
+                ),
                 f.doc.clone(),
             )
         }
@@ -228,22 +227,20 @@ pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
     let module = root_module(doc)?;
     let target = lookup::target_at(module, offset)?;
     let (value, span) = match target {
-        Target::Expr(e, scope) => {
+        Target::Expr(e) => {
             let ty = type_of(doc, e);
             let text = match &e.kind {
-                fdc_frontend::ast::ExprKind::Name(n) => {
-                    match lookup::resolve(&doc.analysis.modules, n, scope, offset) {
-                        Some(d) => {
-                            let mut s = format!("`{n}`: {}\n\n", ty.unwrap_or_else(|| "?".into()));
-                            s.push_str(&decl_markdown(doc, d));
-                            s
-                        }
-                        None => match builtins::VALUES.iter().find(|(b, _)| b == n) {
-                            Some((_, what)) => format!("`{n}`: {what}"),
-                            None => format!("`{n}`: {}", ty?),
-                        },
+                fdc_frontend::ast::ExprKind::Name(n) => match resolved_decl(doc, e.span, n) {
+                    Some(d) => {
+                        let mut s = format!("`{n}`: {}\n\n", ty.unwrap_or_else(|| "?".into()));
+                        s.push_str(&decl_markdown(doc, d));
+                        s
                     }
-                }
+                    None => match builtins::VALUES.iter().find(|(b, _)| b == n) {
+                        Some((_, what)) => format!("`{n}`: {what}"),
+                        None => format!("`{n}`: {}", ty?),
+                    },
+                },
                 _ => format!("```fd\n{}\n```\ntype: {}", snippet(doc, e), ty?),
             };
             (text, e.span)
@@ -290,6 +287,26 @@ pub fn hover(doc: &Document, offset: usize) -> Option<Hover> {
     })
 }
 
+/// The declaring syntax of the name used at `span`, as the checker resolved it: a
+/// top-level declaration by its index in the model, a local by the place of its
+/// declaring name (loop copies share places, so the name tells them apart).
+fn resolved_decl<'a>(doc: &'a Document, span: Span, name: &str) -> Option<Decl<'a>> {
+    use fdc_frontend::Decl as D;
+    let (m, modules) = (&doc.analysis.model, &doc.analysis.modules);
+    Some(match doc.analysis.resolution.get(span, name)? {
+        D::Param(i) => Decl::Param(m.params.get(*i)?, false),
+        D::Input(i) => Decl::Param(m.inputs.get(*i)?, true),
+        D::Fn(i) => Decl::Fn(m.functions.get(*i)?),
+        D::Spline(i) => Decl::Spline(m.splines.get(*i)?),
+        D::Instance(i) => Decl::Instance(lookup::top_instance(modules, *i)?),
+        D::Local(at) => match lookup::target_at(modules.get(at.file)?, at.start as usize)? {
+            Target::Decl(d) if d.ident().name == name => d,
+            _ => return None,
+        },
+        D::Type(_) | D::Field { .. } | D::Builtin(_) => return None,
+    })
+}
+
 /// Where the name used at `span` is declared, as the checker resolved it (`None` for
 /// a builtin or a name the checker did not resolve).
 fn resolved(doc: &Document, span: Span, name: &str) -> Option<Span> {
@@ -311,17 +328,9 @@ fn resolved(doc: &Document, span: Span, name: &str) -> Option<Span> {
 pub fn definition(doc: &Document, offset: usize) -> Option<Location> {
     let module = root_module(doc)?;
     let span = match lookup::target_at(module, offset)? {
-        // The checker's link first; the walk where the checker resolved nothing (a
-        // name it reported).
-        Target::Expr(e, scope) => match &e.kind {
-            fdc_frontend::ast::ExprKind::Name(n) => match resolved(doc, e.span, n) {
-                Some(span) => span,
-                None => {
-                    lookup::resolve(&doc.analysis.modules, n, scope, offset)?
-                        .ident()
-                        .span
-                }
-            },
+        // The checker's link (none for a name it reported).
+        Target::Expr(e) => match &e.kind {
+            fdc_frontend::ast::ExprKind::Name(n) => resolved(doc, e.span, n)?,
             _ => return None,
         },
         Target::CallName(name, _) => resolved(doc, name.span, &name.name)?,
