@@ -9,7 +9,7 @@ use fdc_diff::Role;
 use fdc_driver::pipeline::{front, render, BuildError};
 use fdc_ir::interp::eval;
 
-const MODEL: &str = "
+pub(crate) const MODEL: &str = "
 gravity [0, 0, -9.81];
 body a: rigid_body { mass = 2; inertia = [0.1, 0.2, 0.3]; position = [0.3, 0.1, -0.2];
     orientation = quat(0.9, 0.1, -0.3, 0.2); angular_velocity = [0.5, -1, 2]; }
