@@ -290,17 +290,7 @@ pub fn run(a: &RunArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return usage(format!("cannot write `{}`: {e}", out_path.display())),
     };
-    let summary = BuildSummary {
-        bodies: built.bodies.len(),
-        dofs: built.model.nv,
-        constraints: built.model.nl,
-        element_types: built.element_types,
-        instances: built.model.instances.len(),
-        structure_set: built.structure_set.clone(),
-        build_ms,
-        timings: built.timings,
-        cache: cache_word(built.cache_hit, built.simplifier_skipped),
-    };
+    let summary = BuildSummary::of(&built, build_ms);
     let tier = built.tier.take();
     let mut sys = match System::new(built.model) {
         Ok(s) => s,
@@ -343,27 +333,7 @@ pub fn run(a: &RunArgs) -> ExitCode {
     for w in &non_finite {
         eprintln!("warning: {w}");
     }
-    // The results are complete; the optimized code still goes into the cache, so the
-    // next run starts on it.
-    if let Some(t) = tier {
-        let upgraded = sys.code_upgraded();
-        match t.wait() {
-            Ok(r) if a.verbose && !a.quiet => eprintln!(
-                "tiers: level 0 first, optimized code of {} types ready after {:.0} ms{}",
-                r.types,
-                r.timings.total,
-                if upgraded {
-                    ", switched during the run"
-                } else {
-                    ""
-                }
-            ),
-            Ok(_) => {}
-            Err(e) => {
-                eprintln!("warning: the optimized code was not built ({e}); the run used level 0")
-            }
-        }
-    }
+    finish_tier(tier, sys.code_upgraded(), a.verbose && !a.quiet);
     // Also with -q: every non-zero exit says why.
     if let Err(e) = &rows {
         eprintln!("error: writing `{}`: {e}", out_path.display());
@@ -382,6 +352,29 @@ pub fn run(a: &RunArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+/// Waits for the optimizing tier of a tiered build (the results are complete by then):
+/// the cache gets the optimized code, so the next run starts on it. `verbose` says
+/// when it was ready and whether the run switched to it.
+fn finish_tier(tier: Option<fdc_driver::tier::TierBuild>, upgraded: bool, verbose: bool) {
+    let Some(t) = tier else { return };
+    match t.wait() {
+        Ok(r) if verbose => eprintln!(
+            "tiers: level 0 first, optimized code of {} types ready after {:.0} ms{}",
+            r.types,
+            r.timings.total,
+            if upgraded {
+                ", switched during the run"
+            } else {
+                ""
+            }
+        ),
+        Ok(_) => {}
+        Err(e) => {
+            eprintln!("warning: the optimized code was not built ({e}); the run used level 0")
+        }
+    }
 }
 
 /// The build options, solver overrides and profile a run was given.
@@ -425,6 +418,20 @@ struct BuildSummary {
 }
 
 impl BuildSummary {
+    fn of(built: &Built, build_ms: f64) -> BuildSummary {
+        BuildSummary {
+            bodies: built.bodies.len(),
+            dofs: built.model.nv,
+            constraints: built.model.nl,
+            element_types: built.element_types,
+            instances: built.model.instances.len(),
+            structure_set: built.structure_set.clone(),
+            build_ms,
+            timings: built.timings,
+            cache: cache_word(built.cache_hit, built.simplifier_skipped),
+        }
+    }
+
     /// The `model:`, `structure:`, `dofs:` and `build:` lines; `removed` redundant
     /// constraint rows.
     fn print(&self, removed: usize) {
