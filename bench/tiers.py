@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tiered compilation and the shared JIT, measured through the real binaries.
 
-Usage: bench/tiers.py FDC BASELINE_FDC [RUNS]   (default RUNS 5)
+Usage: bench/tiers.py FDC BASELINE_FDC [RUNS [CASES]]   (default 5, cold,edit; CASES
+"none" skips part 2)
 
 1. Warm builds (`fdc build --timings`, cache filled first) of generated chains of
    10 and 100 bodies: the JIT/link phase and the whole process, FDC and BASELINE_FDC
@@ -45,7 +46,8 @@ def build_timings(binary, model, cache):
                          check=True, capture_output=True, text=True).stdout
     wall = (time.perf_counter() - t0) * 1e3
     link = float(re.search(r"jit/link\s+([0-9.]+)", out).group(1))
-    return link, wall
+    backend = float(re.search(r"total backend\s+([0-9.]+)", out).group(1))
+    return link, wall, backend
 
 
 def first_result(args, cache):
@@ -64,7 +66,7 @@ def first_result(args, cache):
 
 med = statistics.median
 print(f"# warm builds, {runs} runs each, medians [ms]")
-print(f"{'N':>5} {'jit/link new':>13} {'jit/link base':>14} {'ratio':>6} {'wall new':>9} {'wall base':>10} {'ratio':>6}")
+print(f"{'N':>5} {'jit/link new':>13} {'base':>6} {'ratio':>6} {'backend new':>12} {'base':>6} {'ratio':>6} {'wall new':>9} {'base':>6} {'ratio':>6}")
 for n in (10, 100):
     m = chain(n)
     res = {"new": [], "base": []}
@@ -75,12 +77,15 @@ for n in (10, 100):
             res[who].append(build_timings(b, m, os.path.join(work, f"warm-{who}-{n}")))
     ln, lb = med(r[0] for r in res["new"]), med(r[0] for r in res["base"])
     wn, wb = med(r[1] for r in res["new"]), med(r[1] for r in res["base"])
-    print(f"{n:>5} {ln:>13.1f} {lb:>14.1f} {ln / lb:>6.2f} {wn:>9.0f} {wb:>10.0f} {wn / wb:>6.2f}")
+    bn, bb = med(r[2] for r in res["new"]), med(r[2] for r in res["base"])
+    print(f"{n:>5} {ln:>13.1f} {lb:>6.1f} {ln / lb:>6.2f} {bn:>12.1f} {bb:>6.1f} {bn / bb:>6.2f} {wn:>9.0f} {wb:>6.0f} {wn / wb:>6.2f}")
 
 print(f"\n# 10-body chain, `fdc run --end 0.01`, {runs} runs each, medians [ms]")
 print(f"{'case':<8} {'tier':<8} {'first result':>13} {'exit':>8}")
 m = chain(10, drag=0.5)
-for case in ("cold", "edit"):
+for case in (sys.argv[4].split(",") if len(sys.argv) > 4 else ("cold", "edit")):
+    if case not in ("cold", "edit"):
+        continue
     res = {"tiered": [], "one": []}
     for r in range(runs):
         for who in ("tiered", "one"):

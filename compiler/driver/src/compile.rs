@@ -120,7 +120,9 @@ pub(crate) fn compile_roles(
     let start = Instant::now();
     let recipe = recipe(opts.simplify);
     let types = &lowered.types;
+    let t_jit = Instant::now();
     let jit = SharedJit::new().map_err(|e| BuildError::Backend(e.to_string()))?;
+    let jit_ms = t_jit.elapsed().as_secs_f64() * 1e3;
     // Level 0 is the quick tier itself: nothing to upgrade to.
     let tiered = tiered && opts.backend.opt_level > 0;
     let one = |k: usize| compile_type(&lowered.graph, &types[k], &recipe, opts, tiered, &jit);
@@ -174,7 +176,9 @@ pub(crate) fn compile_roles(
         pending: Vec::new(),
         jit: jit.clone(),
     };
-    for (k, r) in results.into_iter().enumerate() {
+    // Creating the JIT is part of linking (it was per type before it was shared).
+    out.timings.link = jit_ms;
+        for (k, r) in results.into_iter().enumerate() {
         let mut r = r?;
         if let Some(p) = r.pending.take() {
             out.pending.push((k, p));
