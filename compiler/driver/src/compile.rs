@@ -178,7 +178,7 @@ pub(crate) fn compile_roles(
     };
     // Creating the JIT is part of linking (it was per type before it was shared).
     out.timings.link = jit_ms;
-        for (k, r) in results.into_iter().enumerate() {
+    for (k, r) in results.into_iter().enumerate() {
         let mut r = r?;
         if let Some(p) = r.pending.take() {
             out.pending.push((k, p));

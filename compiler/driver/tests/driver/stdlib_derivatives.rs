@@ -9,7 +9,7 @@ use fdc_diff::Role;
 use fdc_driver::pipeline::{front, render, BuildError};
 use fdc_ir::interp::eval;
 
-pub(crate) const MODEL: &str = "
+const MODEL: &str = "
 gravity [0, 0, -9.81];
 body a: rigid_body { mass = 2; inertia = [0.1, 0.2, 0.3]; position = [0.3, 0.1, -0.2];
     orientation = quat(0.9, 0.1, -0.3, 0.2); angular_velocity = [0.5, -1, 2]; }
@@ -67,9 +67,10 @@ element he: hanging(e);
 ";
 
 /// A small deterministic generator (the test must not depend on a seed crate).
-struct Lcg(u64);
+pub(crate) struct Lcg(pub u64);
 impl Lcg {
-    fn next(&mut self) -> f64 {
+    /// Uniform in [-1, 1).
+    pub fn next(&mut self) -> f64 {
         self.0 = self
             .0
             .wrapping_mul(6364136223846793005)
@@ -130,9 +131,9 @@ fn compose(blocks: &[Block], q: &[f64], delta: &[f64]) -> Vec<f64> {
     out
 }
 
-#[test]
-fn every_stdlib_iteration_matrix_is_the_derivative_of_its_residual() {
-    let dir = std::env::temp_dir().join(format!("fdc-stdlib-fd-{}", std::process::id()));
+/// [`MODEL`] checked and lowered (`tag` names the temporary directory).
+pub(crate) fn stdlib_front(tag: &str) -> fdc_driver::pipeline::Front {
+    let dir = std::env::temp_dir().join(format!("fdc-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("all.fd");
     std::fs::write(&path, MODEL).unwrap();
@@ -142,6 +143,12 @@ fn every_stdlib_iteration_matrix_is_the_derivative_of_its_residual() {
         Err(BuildError::Backend(e) | BuildError::Usage(e)) => panic!("{e}"),
     };
     let _ = std::fs::remove_dir_all(&dir);
+    f
+}
+
+#[test]
+fn every_stdlib_iteration_matrix_is_the_derivative_of_its_residual() {
+    let f = stdlib_front("stdlib-fd");
     let l = &f.lowered;
     let mut rng = Lcg(7);
     // A large h keeps the 1/(β′h²) scaling of the constraint rows from amplifying the
