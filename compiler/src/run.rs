@@ -4,7 +4,7 @@
 use clap::Args;
 use fdc_driver::fds::{import_file, is_fds, ImportError};
 use fdc_driver::pipeline::{
-    build, build_from, render, BuildError, BuildOptions, Built, ModelSource,
+    build_from, build_from_tiered, render, BuildError, BuildOptions, Built, ModelSource,
 };
 use fdc_driver::profile::Profile;
 use fdc_driver::results::CsvSink;
@@ -30,9 +30,10 @@ pub struct CompileArgs {
     /// Directory of the object cache.
     #[arg(long)]
     pub cache_dir: Option<PathBuf>,
-    /// LLVM optimization level 0..=3.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
-    pub opt_level: u8,
+    /// LLVM optimization level 0..=3 (default 2). Without it `fdc run` starts on
+    /// level-0 code while level 2 is built on another thread (tiered); with it, one tier.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub opt_level: Option<u8>,
 }
 
 /// The solver flags of `fdc run` and `fdc sweep`: each overrides its `simulate` key.
@@ -136,18 +137,27 @@ pub struct RunArgs {
 /// failure exit with 1, a usage problem with 2). The caller prints the warnings. A
 /// `.fds` file is imported with the legacy profile.
 pub fn build_or_report(file: &Path, opts: &BuildOptions) -> Result<Built, ExitCode> {
-    build_model(file, Profile::default(), opts).map(|(b, _)| b)
+    build_model(file, Profile::default(), opts, false).map(|(b, _)| b)
 }
 
 /// [`build_or_report`] with a profile for `.fds` files; also returns the imported
-/// file's settings that have no `simulate` key.
+/// file's settings that have no `simulate` key. `tiered`: see
+/// [`fdc_driver::pipeline::build_from_tiered`].
 pub fn build_model(
     file: &Path,
     profile: Profile,
     opts: &BuildOptions,
+    tiered: bool,
 ) -> Result<(Built, Option<fdc_fds::SolverExtras>), ExitCode> {
+    let build_src = |src: ModelSource| {
+        if tiered {
+            build_from_tiered(src, opts)
+        } else {
+            build_from(src, opts)
+        }
+    };
     if !is_fds(file) {
-        return report(build(file, opts)).map(|b| (b, None));
+        return report(build_src(ModelSource::File(file))).map(|b| (b, None));
     }
     let imported = match import_file(file, profile, None) {
         Ok(i) => i,
@@ -165,7 +175,7 @@ pub fn build_model(
         text: &imported.fd,
         path: file,
     };
-    report(build_from(src, opts)).map(|b| (b, Some(imported.extras)))
+    report(build_src(src)).map(|b| (b, Some(imported.extras)))
 }
 
 fn report(built: Result<Built, BuildError>) -> Result<Built, ExitCode> {
@@ -225,7 +235,7 @@ pub fn build_options(a: &CompileArgs) -> Result<BuildOptions, String> {
         overrides: parse_sets(&a.set)?,
         simplify: !a.no_egraph,
         backend: fdc_backend::Options {
-            opt_level: a.opt_level,
+            opt_level: a.opt_level.unwrap_or(2),
             cache,
         },
         jobs: 0,
@@ -254,7 +264,9 @@ pub fn run(a: &RunArgs) -> ExitCode {
         Err(e) => return usage(e),
     };
     let t_build = Instant::now();
-    let (built, extras) = match build_model(file, profile.unwrap_or_default(), &opts) {
+    // Tiered unless a level is asked for.
+    let tiered = a.compile.opt_level.is_none();
+    let (mut built, extras) = match build_model(file, profile.unwrap_or_default(), &opts, tiered) {
         Ok(b) => b,
         Err(code) => return code,
     };
@@ -283,17 +295,8 @@ pub fn run(a: &RunArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return usage(format!("cannot write `{}`: {e}", out_path.display())),
     };
-    let summary = BuildSummary {
-        bodies: built.bodies.len(),
-        dofs: built.model.nv,
-        constraints: built.model.nl,
-        element_types: built.element_types,
-        instances: built.model.instances.len(),
-        structure_set: built.structure_set.clone(),
-        build_ms,
-        timings: built.timings,
-        cache: cache_word(built.cache_hit, built.simplifier_skipped),
-    };
+    let summary = BuildSummary::of(&built, build_ms);
+    let tier = built.tier.take();
     let mut sys = match System::new(built.model) {
         Ok(s) => s,
         Err(e) => {
@@ -335,6 +338,7 @@ pub fn run(a: &RunArgs) -> ExitCode {
     for w in &non_finite {
         eprintln!("warning: {w}");
     }
+    finish_tier(tier, sys.code_upgraded(), a.verbose && !a.quiet);
     // Also with -q: every non-zero exit says why.
     if let Err(e) = &rows {
         eprintln!("error: writing `{}`: {e}", out_path.display());
@@ -353,6 +357,29 @@ pub fn run(a: &RunArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+/// Waits for the optimizing tier of a tiered build (the results are complete by then):
+/// the cache gets the optimized code, so the next run starts on it. `verbose` says
+/// when it was ready and whether the run switched to it.
+fn finish_tier(tier: Option<fdc_driver::tier::TierBuild>, upgraded: bool, verbose: bool) {
+    let Some(t) = tier else { return };
+    match t.wait() {
+        Ok(r) if verbose => eprintln!(
+            "tiers: level 0 first, optimized code of {} types ready after {:.0} ms{}",
+            r.types,
+            r.timings.total,
+            if upgraded {
+                ", switched during the run"
+            } else {
+                ""
+            }
+        ),
+        Ok(_) => {}
+        Err(e) => {
+            eprintln!("warning: the optimized code was not built ({e}); the run used level 0")
+        }
+    }
 }
 
 /// The build options, solver overrides and profile a run was given.
@@ -396,6 +423,20 @@ struct BuildSummary {
 }
 
 impl BuildSummary {
+    fn of(built: &Built, build_ms: f64) -> BuildSummary {
+        BuildSummary {
+            bodies: built.bodies.len(),
+            dofs: built.model.nv,
+            constraints: built.model.nl,
+            element_types: built.element_types,
+            instances: built.model.instances.len(),
+            structure_set: built.structure_set.clone(),
+            build_ms,
+            timings: built.timings,
+            cache: cache_word(built.cache_hit, built.simplifier_skipped),
+        }
+    }
+
     /// The `model:`, `structure:`, `dofs:` and `build:` lines; `removed` redundant
     /// constraint rows.
     fn print(&self, removed: usize) {

@@ -9,7 +9,7 @@
 //! ([`FunctionTable`]).
 
 use std::any::Any;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The contract itself lives in `fdc-abi` (shared with the compiler); re-exported here
 /// so that runtime code and drivers name it `fdc_runtime::table::*`.
@@ -67,6 +67,84 @@ pub struct FunctionTable {
     pub types: Vec<ElementType>,
     /// Keeps the code alive (e.g. the JIT engine) as long as any pointer is in use.
     pub owner: Option<Arc<dyn Any + Send + Sync>>,
+    /// Faster code for the same roles that another thread may still be building
+    /// (tiered compilation); empty for a table of one tier.
+    pub upgrade: Upgradable,
+}
+
+impl FunctionTable {
+    /// Switches to the upgraded code once it is published: called by the step loop
+    /// between two steps. Only function pointers are overwritten in place: nothing is
+    /// allocated or freed, and until it is published this costs one atomic load per
+    /// step (one branch after the switch). Both tiers compute bitwise identical results
+    /// (same IR, no fast-math), so where the switch happens changes no result. True
+    /// when this call switched.
+    pub fn apply_upgrade(&mut self) -> bool {
+        let up = &mut self.upgrade;
+        if up.applied {
+            return false;
+        }
+        let Some(tier) = up.pending.as_ref().and_then(|p| p.tier.get()) else {
+            return false;
+        };
+        for (ty, fns) in self.types.iter_mut().zip(&tier.functions) {
+            for (slot, f) in ty.roles.iter_mut().zip(fns) {
+                if let (Some(rf), Some(f)) = (slot.as_mut(), f) {
+                    rf.func = *f;
+                }
+            }
+        }
+        up.applied = true;
+        true
+    }
+
+    /// True once [`FunctionTable::apply_upgrade`] switched to the upgraded code.
+    pub fn upgraded(&self) -> bool {
+        self.upgrade.applied
+    }
+}
+
+/// The code of a second tier: per element type (in table order), per role (indexed
+/// like [`ElementType::roles`]), the function replacing the current one (`None`
+/// keeps it), and what keeps that code alive.
+pub struct Tier {
+    pub functions: Vec<[Option<ElementFn>; Role::ALL.len()]>,
+    pub owner: Arc<dyn Any + Send + Sync>,
+}
+
+/// Where a compiling thread publishes a [`Tier`], once; any number of tables (clones
+/// of one model) read it.
+#[derive(Default)]
+pub struct Upgrade {
+    tier: OnceLock<Tier>,
+}
+
+impl Upgrade {
+    /// Publishes `tier`; false (and `tier` dropped) if one was published already.
+    pub fn publish(&self, tier: Tier) -> bool {
+        self.tier.set(tier).is_ok()
+    }
+
+    pub fn published(&self) -> bool {
+        self.tier.get().is_some()
+    }
+}
+
+/// A table's link to its [`Upgrade`]. The table keeps the `Arc` after switching, so
+/// the upgraded code lives as long as the table (the tier's owner is inside).
+#[derive(Clone, Default)]
+pub struct Upgradable {
+    pending: Option<Arc<Upgrade>>,
+    applied: bool,
+}
+
+impl Upgradable {
+    pub fn new(upgrade: Arc<Upgrade>) -> Upgradable {
+        Upgradable {
+            pending: Some(upgrade),
+            applied: false,
+        }
+    }
 }
 
 impl std::fmt::Debug for FunctionTable {

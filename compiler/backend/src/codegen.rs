@@ -5,9 +5,12 @@
 //! generator never contracts a multiply-add into an FMA (LLVM's default
 //! `-fp-contract` for the C API target machine only fuses `fmuladd`). Every arithmetic
 //! node therefore rounds exactly like the interpreter. Elementary functions call the
-//! same libm the interpreter calls (`sin`, `cos`, `exp`, `log`, `pow` through LLVM's
-//! intrinsics, `tan`, `tanh`, `atan2` directly); `sqrt` and `fabs` are exact
-//! instructions. `powi` is expanded into the square-and-multiply chain of the
+//! same libm the interpreter calls (`sin`, `cos`, `exp`, `log` through LLVM's
+//! intrinsics, `pow`, `tan`, `tanh`, `atan2` directly); `sqrt` and `fabs` are exact
+//! instructions. `pow` is declared `nobuiltin`: LLVM's library-call simplifier would
+//! otherwise rewrite `pow(x, 2)` into `x*x`, `pow(x, 0.5)` into `sqrt` or `pow(2, x)`
+//! into `exp2` at level 1 and above but not at level 0, which may move a result by
+//! one ulp; tiered compilation needs every level to compute the same bits. `powi` is expanded into the square-and-multiply chain of the
 //! compiler runtime's `__powidf2`, multiplication for multiplication.
 //!
 //! A spline node becomes private constant globals of raw `f64` bytes (the table's knots, and per
@@ -30,10 +33,13 @@ use inkwell::values::{FloatValue, FunctionValue, IntValue, PointerValue};
 use inkwell::FloatPredicate;
 use std::collections::HashMap;
 
-/// The symbol of the k-th function of a module. Indices, not user names: names may
-/// repeat or contain anything.
-pub fn symbol(k: usize) -> String {
-    format!("fdc_fn_{k}")
+/// The symbol of the k-th function of the module whose cache key is `key`. Indices,
+/// not user names: names may repeat or contain anything. The key's first 16 bytes make
+/// the symbols of different modules distinct, so the objects of every element type of
+/// a model load into one JIT ([`crate::SharedJit`]) without clashing.
+pub fn symbol(key: &crate::cache::Key, k: usize) -> String {
+    let tag: String = key[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("fdc_{tag}_{k}")
 }
 
 /// The nodes one function needs, in increasing id order, after the IR verifier has
@@ -52,6 +58,7 @@ pub fn emit<'ctx>(
     graph: &Graph,
     funcs: &[Func],
     plans: &[Vec<Id>],
+    key: &crate::cache::Key,
 ) -> Result<Module<'ctx>, BackendError> {
     let module = ctx.create_module("fdc");
     let builder = ctx.create_builder();
@@ -63,7 +70,7 @@ pub fn emit<'ctx>(
     let mut values: Vec<Option<FloatValue>> = vec![None; graph.len()];
     let mut globals = SplineGlobals::default();
     for (k, (func, nodes)) in funcs.iter().zip(plans).enumerate() {
-        let f = module.add_function(&symbol(k), fn_type, Some(Linkage::External));
+        let f = module.add_function(&symbol(key, k), fn_type, Some(Linkage::External));
         f.add_attribute(AttributeLoc::Function, nounwind);
         let entry = ctx.append_basic_block(f, "entry");
         builder.position_at_end(entry);
@@ -197,7 +204,12 @@ impl<'ctx> Libm<'ctx> {
             cos: intrinsic("llvm.cos")?,
             exp: intrinsic("llvm.exp")?,
             log: intrinsic("llvm.log")?,
-            pow: intrinsic("llvm.pow")?,
+            pow: {
+                let f = external("pow", binary);
+                let kind = Attribute::get_named_enum_kind_id("nobuiltin");
+                f.add_attribute(AttributeLoc::Function, ctx.create_enum_attribute(kind, 0));
+                f
+            },
             tan: external("tan", unary),
             tanh: external("tanh", unary),
             atan2: external("atan2", binary),

@@ -36,14 +36,70 @@ use inkwell::targets::{
 };
 use inkwell::OptimizationLevel;
 use std::any::Any;
+use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 /// Enters the cache key ([`Identity`]): bump the suffix whenever the generated code
 /// changes for the same IR (new lowering of an op, other code model, ...).
-pub const BACKEND_VERSION: &str = concat!("fdc-backend ", env!("CARGO_PKG_VERSION"), " codegen 4");
+pub const BACKEND_VERSION: &str = concat!("fdc-backend ", env!("CARGO_PKG_VERSION"), " codegen 5");
+
+/// One JIT that the objects of several compiles load into (the element types of one
+/// model): creating an LLJIT costs milliseconds (host detection, a target machine, a
+/// session), so one per type made the warm build's link phase five times longer than
+/// one module's. Symbols are named by their object's cache key, so two objects never
+/// clash; loading the same object twice reuses the first copy. Safe to share between
+/// threads: ORC's execution session is internally locked.
+#[derive(Clone)]
+pub struct SharedJit {
+    jit: Arc<jit::Jit>,
+    /// Objects already loaded, by key: their function addresses.
+    loaded: Arc<Mutex<HashMap<cache::Key, Vec<ElementFn>>>>,
+}
+
+impl SharedJit {
+    pub fn new() -> Result<SharedJit, BackendError> {
+        init_native()?;
+        Ok(SharedJit {
+            jit: Arc::new(jit::Jit::new().map_err(BackendError::Jit)?),
+            loaded: Arc::default(),
+        })
+    }
+
+    /// What keeps the code of this JIT alive, for [`Compiled::owner`].
+    pub fn owner(&self) -> Arc<dyn Any + Send + Sync> {
+        self.jit.clone()
+    }
+
+    /// Loads `object` (whose key is `key`) and resolves its `n` functions.
+    fn load(
+        &self,
+        object: &[u8],
+        key: &cache::Key,
+        n: usize,
+    ) -> Result<Vec<ElementFn>, BackendError> {
+        let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = loaded.get(key).filter(|f| f.len() == n) {
+            return Ok(f.clone());
+        }
+        self.jit.add_object(object).map_err(BackendError::Jit)?;
+        let mut functions = Vec::with_capacity(n);
+        for k in 0..n {
+            let addr = self
+                .jit
+                .lookup(&codegen::symbol(key, k))
+                .map_err(BackendError::Jit)?;
+            // SAFETY: the symbol is a function emitted by `codegen::emit` with exactly
+            // the `ElementFn` signature (nine pointers, no result, C calling convention).
+            let f: ElementFn = unsafe { std::mem::transmute::<usize, ElementFn>(addr as usize) };
+            functions.push(f);
+        }
+        loaded.insert(*key, functions.clone());
+        Ok(functions)
+    }
+}
 
 /// Where compiled objects are cached.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -292,6 +348,15 @@ pub struct SourceLookup {
 /// (with a warning in the token when something was damaged), never an error, except
 /// for invalid options.
 pub fn lookup_source(source: &Source, opts: &Options) -> Result<SourceLookup, BackendError> {
+    lookup_source_in(source, opts, None)
+}
+
+/// [`lookup_source`], loading a hit into `jit` (a new JIT if `None`).
+pub fn lookup_source_in(
+    source: &Source,
+    opts: &Options,
+    jit: Option<&SharedJit>,
+) -> Result<SourceLookup, BackendError> {
     let start = Instant::now();
     check_options(opts)?;
     let (dir, warning) = cache_dir(opts);
@@ -363,7 +428,7 @@ pub fn lookup_source(source: &Source, opts: &Options) -> Result<SourceLookup, Ba
         ..Timings::default()
     };
     let t = Instant::now();
-    match load(&object, n) {
+    match load(&object, &object_key, n, jit) {
         Ok((owner, functions)) => {
             timings.link = ms(t);
             timings.total = ms(start);
@@ -400,7 +465,17 @@ pub fn lookup_source(source: &Source, opts: &Options) -> Result<SourceLookup, Ba
 
 /// Compiles `funcs` (all nodes of `graph`) to native code, or loads them from the cache.
 pub fn compile(graph: &Graph, funcs: &[Func], opts: &Options) -> Result<Compiled, BackendError> {
-    compile_inner(graph, funcs, opts, None)
+    compile_inner(graph, funcs, opts, None, None)
+}
+
+/// [`compile`], loading the code into `jit`.
+pub fn compile_in(
+    graph: &Graph,
+    funcs: &[Func],
+    opts: &Options,
+    jit: &SharedJit,
+) -> Result<Compiled, BackendError> {
+    compile_inner(graph, funcs, opts, None, Some(jit))
 }
 
 /// [`compile`], then records in the source index of `token` (from [`lookup_source`])
@@ -414,7 +489,19 @@ pub fn compile_recorded(
     token: SourceToken,
     meta: &[u8],
 ) -> Result<Compiled, BackendError> {
-    compile_inner(graph, funcs, opts, Some((token, meta)))
+    compile_inner(graph, funcs, opts, Some((token, meta)), None)
+}
+
+/// [`compile_recorded`], loading the code into `jit` (a new JIT if `None`).
+pub fn compile_recorded_in(
+    graph: &Graph,
+    funcs: &[Func],
+    opts: &Options,
+    token: SourceToken,
+    meta: &[u8],
+    jit: Option<&SharedJit>,
+) -> Result<Compiled, BackendError> {
+    compile_inner(graph, funcs, opts, Some((token, meta)), jit)
 }
 
 fn compile_inner(
@@ -422,6 +509,7 @@ fn compile_inner(
     funcs: &[Func],
     opts: &Options,
     record: Option<(SourceToken, &[u8])>,
+    jit: Option<&SharedJit>,
 ) -> Result<Compiled, BackendError> {
     let start = Instant::now();
     check_options(opts)?;
@@ -443,9 +531,9 @@ fn compile_inner(
     }
 
     let t = Instant::now();
-    let key = dir
-        .as_ref()
-        .map(|_| cache::key(&host.key_target(opts.opt_level), graph, funcs, &plans));
+    // Also without a cache: the key names the object's symbols.
+    let object_key = cache::key(&host.key_target(opts.opt_level), graph, funcs, &plans);
+    let key = dir.as_ref().map(|_| object_key);
     let entry = dir
         .as_ref()
         .zip(key.as_ref())
@@ -471,7 +559,7 @@ fn compile_inner(
             cache::Lookup::Hit(object) => {
                 timings.cache += ms(t);
                 let t = Instant::now();
-                match load(&object, funcs.len()) {
+                match load(&object, k, funcs.len(), jit) {
                     Ok((owner, functions)) => {
                         timings.link += ms(t);
                         remember(&mut warning, &mut timings);
@@ -502,14 +590,13 @@ fn compile_inner(
         graph,
         funcs,
         &plans,
+        &object_key,
         opts.opt_level,
-        &host.triple,
-        &host.cpu,
-        &host.features,
+        &host,
         &mut timings,
     )?;
     let t = Instant::now();
-    let (owner, functions) = load(&object, funcs.len())?;
+    let (owner, functions) = load(&object, &object_key, funcs.len(), jit)?;
     timings.link += ms(t);
     if let (Some(d), Some(k)) = (&dir, &key) {
         let t = Instant::now();
@@ -532,21 +619,20 @@ fn compile_inner(
 }
 
 /// LLVM IR → optimized module → relocatable object file for the host CPU.
-#[allow(clippy::too_many_arguments)]
 fn build_object(
     graph: &Graph,
     funcs: &[Func],
     plans: &[Vec<fdc_ir::Id>],
+    key: &cache::Key,
     opt_level: u8,
-    triple: &inkwell::targets::TargetTriple,
-    cpu: &str,
-    features: &str,
+    host: &HostTarget,
     timings: &mut Timings,
 ) -> Result<Vec<u8>, BackendError> {
+    let (triple, cpu, features) = (&host.triple, host.cpu.as_str(), host.features.as_str());
     let llvm = |e: String| BackendError::Llvm(e);
     let t = Instant::now();
     let ctx = Context::create();
-    let module = codegen::emit(&ctx, graph, funcs, plans)?;
+    let module = codegen::emit(&ctx, graph, funcs, plans, key)?;
     timings.emit += ms(t);
 
     let level = match opt_level {
@@ -595,20 +681,21 @@ fn build_object(
     Ok(object)
 }
 
-/// Loads an object into a new JIT and resolves `fdc_fn_0 .. fdc_fn_{n-1}`.
+/// Loads an object into `jit` (a new JIT if `None`) and resolves its `n` functions.
 fn load(
     object: &[u8],
+    key: &cache::Key,
     n: usize,
+    jit: Option<&SharedJit>,
 ) -> Result<(Arc<dyn Any + Send + Sync>, Vec<ElementFn>), BackendError> {
-    let jit = jit::Jit::new().map_err(BackendError::Jit)?;
-    jit.add_object(object).map_err(BackendError::Jit)?;
-    let mut functions = Vec::with_capacity(n);
-    for k in 0..n {
-        let addr = jit.lookup(&codegen::symbol(k)).map_err(BackendError::Jit)?;
-        // SAFETY: the symbol is a function emitted by `codegen::emit` with exactly the
-        // `ElementFn` signature (nine pointers, no result, C calling convention).
-        let f: ElementFn = unsafe { std::mem::transmute::<usize, ElementFn>(addr as usize) };
-        functions.push(f);
-    }
-    Ok((Arc::new(jit), functions))
+    let own;
+    let jit = match jit {
+        Some(j) => j,
+        None => {
+            own = SharedJit::new()?;
+            &own
+        }
+    };
+    let functions = jit.load(object, key, n)?;
+    Ok((jit.owner(), functions))
 }

@@ -1,13 +1,18 @@
 //! Compiling the roles of a lowered model: one unit per element type. Each type's
 //! roles are looked up in the object cache on their own (keyed by exactly that type's
 //! unsimplified roles and the recipe), simplified and compiled into their own LLVM
-//! module on a miss, and loaded into their own JIT. So an edit recompiles only the
-//! types it changed, and the types that miss compile in parallel, one LLVM context per
-//! thread. The result does not depend on the number of threads: every type is built
-//! the same way alone, and the results are put together in type order.
+//! module on a miss, and loaded into the one JIT of the build. So an edit recompiles
+//! only the types it changed, and the types that miss compile in parallel, one LLVM
+//! context per thread. The result does not depend on the number of threads: every
+//! type is built the same way alone, and the results are put together in type order.
+//!
+//! Tiered (`fdc run` without `--opt-level`): a type that misses is compiled at LLVM
+//! level 0 without the cache, and its simplified IR is kept ([`Pending`]) for
+//! `crate::tier` to compile at the requested level on another thread while the model
+//! runs. Both tiers compile the same simplified IR, so they compute the same bits.
 
 use crate::pipeline::{recipe, simplify_all, BuildError, BuildOptions};
-use fdc_backend::{Compiled, Timings};
+use fdc_backend::{Compiled, SharedJit, SourceToken, Timings};
 use fdc_diff::ElementFunctions;
 use fdc_ir::{Func, Graph};
 use fdc_runtime::table::ElementFn;
@@ -54,6 +59,19 @@ pub(crate) struct CompiledRoles {
     /// Simplifier milliseconds, summed over the types.
     pub simplify: f64,
     pub counts: TypeCounts,
+    /// Tiered: the types running on level-0 code, by type index, for `crate::tier`.
+    pub pending: Vec<(usize, Pending)>,
+    /// The JIT every type's code was loaded into (the upgraded tier goes there too).
+    pub jit: SharedJit,
+}
+
+/// A type compiled at level 0 that awaits its optimized code: its simplified,
+/// deduplicated functions and where the cache is to remember them.
+pub(crate) struct Pending {
+    pub graph: Graph,
+    pub funcs: Vec<Func>,
+    pub which: Vec<usize>,
+    pub token: SourceToken,
 }
 
 /// The role functions of one element type, named `type::role`, in role order.
@@ -75,6 +93,7 @@ struct TypeResult {
     simplify: f64,
     source_hit: bool,
     warnings: Vec<String>,
+    pending: Option<Pending>,
 }
 
 /// The number of compile threads for `opts` and `n` types.
@@ -95,12 +114,18 @@ fn jobs(opts: &BuildOptions, n: usize) -> usize {
 pub(crate) fn compile_roles(
     lowered: &fdc_lower::LoweredModel,
     opts: &BuildOptions,
+    tiered: bool,
     warnings: &mut Vec<String>,
 ) -> Result<CompiledRoles, BuildError> {
     let start = Instant::now();
     let recipe = recipe(opts.simplify);
     let types = &lowered.types;
-    let one = |k: usize| compile_type(&lowered.graph, &types[k], &recipe, opts);
+    let t_jit = Instant::now();
+    let jit = SharedJit::new().map_err(|e| BuildError::Backend(e.to_string()))?;
+    let jit_ms = t_jit.elapsed().as_secs_f64() * 1e3;
+    // Level 0 is the quick tier itself: nothing to upgrade to.
+    let tiered = tiered && opts.backend.opt_level > 0;
+    let one = |k: usize| compile_type(&lowered.graph, &types[k], &recipe, opts, tiered, &jit);
     let threads = jobs(opts, types.len());
     let results: Vec<Result<TypeResult, BuildError>> = if threads == 1 {
         (0..types.len()).map(one).collect()
@@ -144,14 +169,20 @@ pub(crate) fn compile_roles(
     };
     let mut out = CompiledRoles {
         functions: Vec::new(),
-        owner: Arc::new(()),
+        owner: jit.owner(),
         timings: Timings::default(),
         simplify: 0.0,
         counts: TypeCounts::default(),
+        pending: Vec::new(),
+        jit: jit.clone(),
     };
-    let mut owners: Vec<Arc<dyn Any + Send + Sync>> = Vec::with_capacity(types.len());
-    for r in results {
-        let r = r?;
+    // Creating the JIT is part of linking (it was per type before it was shared).
+    out.timings.link = jit_ms;
+    for (k, r) in results.into_iter().enumerate() {
+        let mut r = r?;
+        if let Some(p) = r.pending.take() {
+            out.pending.push((k, p));
+        }
         out.functions
             .extend(r.which.iter().map(|&k| r.compiled.functions[k]));
         add_timings(&mut out.timings, &r.compiled.timings);
@@ -166,14 +197,12 @@ pub(crate) fn compile_roles(
         if let Some(w) = &r.compiled.cache_warning {
             warnings.push(format!("warning: object cache: {w}\n"));
         }
-        owners.push(r.compiled.owner);
     }
-    out.owner = Arc::new(owners);
     out.timings.total = start.elapsed().as_secs_f64() * 1e3;
     Ok(out)
 }
 
-fn add_timings(sum: &mut Timings, t: &Timings) {
+pub(crate) fn add_timings(sum: &mut Timings, t: &Timings) {
     sum.emit += t.emit;
     sum.optimize += t.optimize;
     sum.codegen += t.codegen;
@@ -188,6 +217,8 @@ fn compile_type(
     ty: &ElementFunctions,
     recipe: &str,
     opts: &BuildOptions,
+    tiered: bool,
+    jit: &SharedJit,
 ) -> Result<TypeResult, BuildError> {
     let backend = |e: fdc_backend::BackendError| BuildError::Backend(format!("{}: {e}", ty.name));
     let funcs = type_funcs(ty);
@@ -196,7 +227,8 @@ fn compile_type(
         funcs: &funcs,
         recipe,
     };
-    let looked = fdc_backend::lookup_source(&source, &opts.backend).map_err(backend)?;
+    let looked =
+        fdc_backend::lookup_source_in(&source, &opts.backend, Some(jit)).map_err(backend)?;
     let mut warnings = Vec::new();
     if let Some((compiled, meta)) = looked.hit {
         match decode_which(&meta, funcs.len(), compiled.functions.len()) {
@@ -207,6 +239,7 @@ fn compile_type(
                     simplify: 0.0,
                     source_hit: true,
                     warnings,
+                    pending: None,
                 })
             }
             None => warnings.push(format!(
@@ -225,12 +258,34 @@ fn compile_type(
     };
     let simplify = t.elapsed().as_secs_f64() * 1e3;
     let (unique, which) = dedup(funcs);
-    let compiled = fdc_backend::compile_recorded(
+    if tiered {
+        // The quick tier: never cached (the cache keeps the optimized code only).
+        let quick = fdc_backend::Options {
+            opt_level: 0,
+            cache: fdc_backend::CacheMode::Off,
+        };
+        let compiled = fdc_backend::compile_in(&graph, &unique, &quick, jit).map_err(backend)?;
+        return Ok(TypeResult {
+            compiled,
+            which: which.clone(),
+            simplify,
+            source_hit: false,
+            warnings,
+            pending: Some(Pending {
+                graph,
+                funcs: unique,
+                which,
+                token: looked.token,
+            }),
+        });
+    }
+    let compiled = fdc_backend::compile_recorded_in(
         &graph,
         &unique,
         &opts.backend,
         looked.token,
         &encode_which(&which),
+        Some(jit),
     )
     .map_err(backend)?;
     Ok(TypeResult {
@@ -239,6 +294,7 @@ fn compile_type(
         simplify,
         source_hit: false,
         warnings,
+        pending: None,
     })
 }
 
@@ -264,7 +320,7 @@ fn dedup(funcs: Vec<Func>) -> (Vec<Func>, Vec<usize>) {
 }
 
 /// The map of [`dedup`] as stored with a cache entry: one u32 (LE) per role function.
-fn encode_which(which: &[usize]) -> Vec<u8> {
+pub(crate) fn encode_which(which: &[usize]) -> Vec<u8> {
     which
         .iter()
         .flat_map(|&k| (k as u32).to_le_bytes())

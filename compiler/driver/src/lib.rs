@@ -16,3 +16,4 @@ pub mod results;
 pub mod settings;
 pub mod sweep;
 pub mod template;
+pub mod tier;

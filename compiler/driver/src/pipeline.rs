@@ -59,6 +59,10 @@ pub struct Built {
     /// The `--set` parameters that shape the model (a loop bound, an index, a
     /// condition reads them): they changed its instances, not only numbers.
     pub structure_set: Vec<String>,
+    /// Tiered builds ([`build_from_tiered`]) where some type missed the cache: the
+    /// optimizing build, whose code the model switches to between two steps. Wait for
+    /// it before the process exits, or the cache never receives the optimized code.
+    pub tier: Option<crate::tier::TierBuild>,
 }
 
 /// The files a model reads: the model, its `use`d files, its spline `table(...)`
@@ -279,9 +283,20 @@ pub fn build_from(src: ModelSource, opts: &BuildOptions) -> Result<Built, BuildE
     build_front(front_from(src, &opts.overrides)?, opts)
 }
 
+/// [`build_from`], tiered: the types that miss the cache are compiled at LLVM level 0
+/// first, and at `opts.backend.opt_level` on another thread while the model runs
+/// ([`Built::tier`]). Level 0 asked for is one tier.
+pub fn build_from_tiered(src: ModelSource, opts: &BuildOptions) -> Result<Built, BuildError> {
+    build_front_with(front_from(src, &opts.overrides)?, opts, true)
+}
+
 /// [`build`] from a model already checked and lowered (the sweep keeps the lowered
 /// model of its first parameter set to compare the others against).
 pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildError> {
+    build_front_with(front, opts, false)
+}
+
+fn build_front_with(front: Front, opts: &BuildOptions, tiered: bool) -> Result<Built, BuildError> {
     let Front {
         analysis,
         lowered,
@@ -306,11 +321,30 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
     // made them: on the compile stack, as the front end and the lowering (the per-type
     // worker threads of `compile_roles` get a stack of the same size).
     let compiled = fdc_frontend::stack::with_compile_stack(|| {
-        crate::compile::compile_roles(&lowered, opts, &mut warnings)
+        crate::compile::compile_roles(&lowered, opts, tiered, &mut warnings)
     })?;
     let counts = compiled.counts;
+    let mut model = runtime_model(&lowered, &compiled.functions, &compiled.owner);
+    let tier = if compiled.pending.is_empty() {
+        None
+    } else {
+        let jobs = compiled
+            .pending
+            .into_iter()
+            .map(|(k, pending)| crate::tier::Job {
+                type_index: k,
+                roles: lowered.types[k].roles.iter().map(|(r, _, _)| *r).collect(),
+                pending,
+            })
+            .collect();
+        let opts = opts.backend.clone();
+        let t = crate::tier::start(jobs, lowered.types.len(), compiled.jit, opts)
+            .map_err(BuildError::Backend)?;
+        model.table.upgrade = fdc_runtime::table::Upgradable::new(t.upgrade().clone());
+        Some(t)
+    };
     Ok(Built {
-        model: runtime_model(&lowered, &compiled.functions, &compiled.owner),
+        model,
         settings: lowered.settings,
         bodies: lowered.bodies,
         element_types: lowered.types.len(),
@@ -328,6 +362,7 @@ pub fn build_front(front: Front, opts: &BuildOptions) -> Result<Built, BuildErro
         structure_set,
         shapes: lowered.shapes,
         glyphs: lowered.glyphs,
+        tier,
     })
 }
 
@@ -352,6 +387,7 @@ fn runtime_model(
         abi_version: ABI_VERSION,
         types,
         owner: Some(owner.clone()),
+        upgrade: Default::default(),
     };
     let instances = lowered
         .instances

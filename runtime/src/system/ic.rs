@@ -206,6 +206,11 @@ impl System {
         })
     }
 
+    /// True once the step loop switched to the optimized tier of tiered code.
+    pub fn code_upgraded(&self) -> bool {
+        self.table.upgraded()
+    }
+
     /// Constraint rows removed as redundant by the last `initialize`.
     pub fn redundant_removed(&self) -> usize {
         self.removed.iter().filter(|r| **r).count()

@@ -203,6 +203,8 @@ impl System {
         report: &mut StepReport,
     ) -> Result<(), SimError> {
         while t_stop - self.t > 1e-12 * t_stop.abs().max(1.0) {
+            // The one swap point of tiered code: between two steps (a pointer copy).
+            self.table.apply_upgrade();
             let mut h = self.h.min(settings.step_max);
             let remaining = t_stop - self.t;
             // Land on t_stop when it is near, and never leave a remainder shorter than

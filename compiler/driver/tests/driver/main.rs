@@ -23,6 +23,7 @@ mod splines;
 mod stdlib_derivatives;
 mod stdlib_measures;
 mod sweep;
+mod tiers;
 mod tyres;
 mod vector_space;
 mod vehicle;

@@ -71,9 +71,10 @@ element he: hanging(e);
 ";
 
 /// A small deterministic generator (the test must not depend on a seed crate).
-struct Lcg(u64);
+pub(crate) struct Lcg(pub u64);
 impl Lcg {
-    fn next(&mut self) -> f64 {
+    /// Uniform in [-1, 1).
+    pub fn next(&mut self) -> f64 {
         self.0 = self
             .0
             .wrapping_mul(6364136223846793005)
@@ -134,9 +135,9 @@ fn compose(blocks: &[Block], q: &[f64], delta: &[f64]) -> Vec<f64> {
     out
 }
 
-#[test]
-fn every_stdlib_iteration_matrix_is_the_derivative_of_its_residual() {
-    let dir = std::env::temp_dir().join(format!("fdc-stdlib-fd-{}", std::process::id()));
+/// [`MODEL`] checked and lowered (`tag` names the temporary directory).
+pub(crate) fn stdlib_front(tag: &str) -> fdc_driver::pipeline::Front {
+    let dir = std::env::temp_dir().join(format!("fdc-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("all.fd");
     std::fs::write(&path, MODEL).unwrap();
@@ -146,6 +147,12 @@ fn every_stdlib_iteration_matrix_is_the_derivative_of_its_residual() {
         Err(BuildError::Backend(e) | BuildError::Usage(e)) => panic!("{e}"),
     };
     let _ = std::fs::remove_dir_all(&dir);
+    f
+}
+
+#[test]
+fn every_stdlib_iteration_matrix_is_the_derivative_of_its_residual() {
+    let f = stdlib_front("stdlib-fd");
     let l = &f.lowered;
     let mut rng = Lcg(7);
     // A large h keeps the 1/(β′h²) scaling of the constraint rows from amplifying the

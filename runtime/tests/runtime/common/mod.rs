@@ -1142,6 +1142,7 @@ pub fn table(types: Vec<ElementType>) -> FunctionTable {
         abi_version: ABI_VERSION,
         types,
         owner: None,
+        upgrade: Default::default(),
     }
 }
 

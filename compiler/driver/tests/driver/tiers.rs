@@ -1,0 +1,223 @@
+//! Tiered compilation: the level-0 and the optimized code compute the same bits, so
+//! switching between them mid-run changes no result; a tiered build stores only the
+//! optimized code in the cache.
+
+use crate::common::{example_path, no_cache};
+use crate::stdlib_derivatives::{stdlib_front, Lcg};
+use fdc_backend::{compile, CacheMode, Options};
+use fdc_driver::pipeline::{
+    build, build_from_tiered, simplify_all, type_funcs, BuildOptions, Built, ModelSource,
+};
+use fdc_driver::settings::{runtime_settings, Overrides};
+use fdc_ir::Slot;
+use fdc_runtime::table::{ElementFn, Tier, Upgradable, Upgrade};
+use fdc_runtime::{MemorySink, ResultSink, System};
+use std::sync::Arc;
+
+fn call(f: ElementFn, x: &[Vec<f64>; 8], n_out: usize) -> Vec<f64> {
+    let mut out = vec![0.0; n_out];
+    let p = |s: usize| x[s].as_ptr();
+    // SAFETY: every input array has the size the function declares for its slot and
+    // `out` one number per output.
+    unsafe {
+        f(
+            p(0),
+            p(1),
+            p(2),
+            p(3),
+            p(4),
+            p(5),
+            p(6),
+            p(7),
+            out.as_mut_ptr(),
+        )
+    };
+    out
+}
+
+fn opts(level: u8) -> Options {
+    Options {
+        opt_level: level,
+        cache: CacheMode::Off,
+    }
+}
+
+#[test]
+fn every_stdlib_role_computes_the_same_bits_at_level_0_and_2() {
+    let f = stdlib_front("tiers");
+    let l = &f.lowered;
+    let mut rng = Lcg(11);
+    let (mut compared, mut outputs) = (0, 0);
+    for ty in &l.types {
+        // The simplified IR, as both tiers compile it.
+        let (g, funcs, _) = simplify_all(&l.graph, type_funcs(ty));
+        let quick = compile(&g, &funcs, &opts(0)).expect("level 0 compiles");
+        let fast = compile(&g, &funcs, &opts(2)).expect("level 2 compiles");
+        for (k, func) in funcs.iter().enumerate() {
+            for _ in 0..50 {
+                let x: [Vec<f64>; 8] = std::array::from_fn(|s| {
+                    let n = func.inputs.get(Slot::ALL[s]);
+                    (0..n).map(|_| 2.0 * rng.next()).collect()
+                });
+                let a = call(quick.functions[k], &x, func.outputs.len());
+                let b = call(fast.functions[k], &x, func.outputs.len());
+                for (j, (u, v)) in a.iter().zip(&b).enumerate() {
+                    assert_eq!(
+                        u.to_bits(),
+                        v.to_bits(),
+                        "{} output {j}: level 0 {u:e}, level 2 {v:e}",
+                        func.name
+                    );
+                }
+                outputs += a.len();
+            }
+            compared += 1;
+        }
+    }
+    assert!(l.types.len() >= 25, "{} types", l.types.len());
+    assert!(
+        compared >= 100 && outputs > 100_000,
+        "{compared} roles, {outputs} outputs"
+    );
+}
+
+/// The optimized functions of `fast` as a tier for a table of the same model.
+fn tier_of(fast: &Built) -> Tier {
+    let functions = fast
+        .model
+        .table
+        .types
+        .iter()
+        .map(|ty| std::array::from_fn(|r| ty.roles[r].as_ref().map(|rf| rf.func)))
+        .collect();
+    Tier {
+        functions,
+        owner: fast.model.table.owner.clone().expect("JIT-owned code"),
+    }
+}
+
+/// Publishes the tier once `rows` rows were written: between two steps of `run`.
+struct SwapAfter {
+    inner: MemorySink,
+    rows: usize,
+    upgrade: Arc<Upgrade>,
+    tier: Option<Tier>,
+}
+
+impl ResultSink for SwapAfter {
+    fn header(&mut self, names: &[String]) {
+        self.inner.header(names);
+    }
+    fn row(&mut self, t: f64, values: &[f64]) {
+        self.inner.row(t, values);
+        if self.inner.rows.len() == self.rows {
+            assert!(self.upgrade.publish(self.tier.take().expect("once")));
+        }
+    }
+}
+
+fn bits(s: &MemorySink) -> Vec<Vec<u64>> {
+    let mut v: Vec<Vec<u64>> = s
+        .rows
+        .iter()
+        .map(|r| r.iter().map(|x| x.to_bits()).collect())
+        .collect();
+    v.push(s.times.iter().map(|x| x.to_bits()).collect());
+    v
+}
+
+#[test]
+fn a_run_switched_to_the_optimized_code_mid_run_writes_the_same_rows() {
+    let path = example_path("squeezer.fd");
+    let level = |l: u8| BuildOptions {
+        backend: opts(l),
+        ..no_cache()
+    };
+    let run_one = |b: Built| {
+        let s = runtime_settings(&b.settings, &Overrides::default()).unwrap();
+        let mut sys = System::new(b.model).unwrap();
+        let mut sink = MemorySink::default();
+        sys.run(&s, &mut sink).unwrap();
+        assert!(!sys.code_upgraded());
+        sink
+    };
+    let reference = run_one(build(&path, &level(2)).unwrap());
+    assert!(reference.rows.len() > 20, "{} rows", reference.rows.len());
+    assert_eq!(
+        bits(&run_one(build(&path, &level(0)).unwrap())),
+        bits(&reference)
+    );
+    for swap_at in [1, 7, reference.rows.len() / 2] {
+        let fast = build(&path, &level(2)).unwrap();
+        let mut quick = build(&path, &level(0)).unwrap();
+        let upgrade = Arc::new(Upgrade::default());
+        quick.model.table.upgrade = Upgradable::new(upgrade.clone());
+        let s = runtime_settings(&quick.settings, &Overrides::default()).unwrap();
+        let mut sys = System::new(quick.model).unwrap();
+        let mut sink = SwapAfter {
+            inner: MemorySink::default(),
+            rows: swap_at,
+            upgrade,
+            tier: Some(tier_of(&fast)),
+        };
+        sys.run(&s, &mut sink).unwrap();
+        assert!(
+            sink.tier.is_none() && sys.code_upgraded(),
+            "swapped at row {swap_at}"
+        );
+        assert_eq!(
+            bits(&sink.inner),
+            bits(&reference),
+            "swapped at row {swap_at}"
+        );
+    }
+}
+
+#[test]
+fn a_tiered_build_caches_only_the_optimized_code_and_switches_to_it() {
+    let path = example_path("double_pendulum.fd");
+    let cache = std::env::temp_dir().join(format!("fdc-tiers-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let opts = BuildOptions {
+        backend: Options {
+            opt_level: 2,
+            cache: CacheMode::Dir(cache.clone()),
+        },
+        ..no_cache()
+    };
+    let mut first = build_from_tiered(ModelSource::File(&path), &opts).unwrap();
+    assert!(first.types.compiled > 0 && first.types.cached == 0);
+    let tier = first
+        .tier
+        .take()
+        .expect("a miss starts the optimizing build");
+    let upgrade = tier.upgrade().clone();
+    // Nothing of level 0 is cached: only the optimized build writes entries.
+    let report = tier.wait().expect("the optimized code builds");
+    assert_eq!(report.types, first.types.compiled);
+    assert!(upgrade.published());
+    let s = runtime_settings(&first.settings, &Overrides::default()).unwrap();
+    let mut sys = System::new(first.model).unwrap();
+    let mut sink = MemorySink::default();
+    sys.run(&s, &mut sink).unwrap();
+    assert!(sys.code_upgraded());
+    // An untiered level-2 build now hits every type: the cache holds level 2.
+    let again = build(&path, &opts).unwrap();
+    assert_eq!(again.types.cached, first.types.compiled);
+    assert!(again.tier.is_none());
+    let s = runtime_settings(&again.settings, &Overrides::default()).unwrap();
+    let mut sys = System::new(again.model).unwrap();
+    let mut reference = MemorySink::default();
+    sys.run(&s, &mut reference).unwrap();
+    assert_eq!(bits(&sink), bits(&reference));
+    // A tiered build on a warm cache has nothing to upgrade.
+    let warm = build_from_tiered(ModelSource::File(&path), &opts).unwrap();
+    assert!(warm.tier.is_none() && warm.cache_hit);
+    let entries = std::fs::read_dir(&cache).unwrap().count();
+    assert_eq!(
+        entries,
+        2 * first.types.compiled,
+        "one object and one source entry per type"
+    );
+    let _ = std::fs::remove_dir_all(&cache);
+}
