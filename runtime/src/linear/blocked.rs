@@ -43,8 +43,15 @@ pub(super) struct Blocks {
     /// supernode's panel follows that (so every target of an update lies beyond).
     val_ptr: Vec<usize>,
     val: Vec<f64>,
-    /// For each value of A (pattern order): its place in `val`.
-    a_map: Vec<u32>,
+    /// The values of A by the supernode whose blocks hold them: their indices in the
+    /// value array and their places in `val`, so that each supernode's blocks are
+    /// zeroed and filled just before the first update reaches them (while they are in
+    /// cache, instead of one pass over all blocks ahead of the elimination).
+    a_ptr: Vec<usize>,
+    a_src: Vec<u32>,
+    a_dst: Vec<u32>,
+    /// The last supernode whose blocks must be filled before supernode s updates.
+    reach: Vec<usize>,
     /// For each supernode: the places of its `|R| × |C|` update, row-major, counted from
     /// the end of its own U block.
     upd_ptr: Vec<usize>,
@@ -59,6 +66,16 @@ struct Shape {
     w: usize,
     m: usize,
     nc: usize,
+    /// The U block's row stride: `nc` rounded up to whole [`LANES`] (explicit zeros).
+    stride: usize,
+}
+
+/// Columns of the update computed together in registers (fixed-size accumulators the
+/// compiler keeps in vector registers; each entry is still summed in step order).
+const LANES: usize = 4;
+
+fn stride(nc: usize) -> usize {
+    nc.div_ceil(LANES) * LANES
 }
 
 impl Blocks {
@@ -124,7 +141,7 @@ impl Blocks {
             cols.extend_from_slice(list);
             cols_ptr.push(cols.len());
             let (w, m) = (start[s + 1] - start[s], rows_ptr[s + 1] - rows_ptr[s]);
-            val_ptr.push(val_ptr[s] + w * (m + list.len()));
+            val_ptr.push(val_ptr[s] + w * (m + stride(list.len())));
         }
         let mut blocks = Blocks {
             val: vec![0.0; val_ptr[ns]],
@@ -134,35 +151,68 @@ impl Blocks {
             cols_ptr,
             cols,
             val_ptr,
-            a_map: vec![],
+            a_ptr: vec![],
+            a_src: vec![],
+            a_dst: vec![],
+            reach: vec![],
             upd_ptr: vec![0],
             upd_map: vec![],
             tmp: vec![],
         };
-        u32::try_from(blocks.val.len()).ok()?;
-        for c in 0..n {
-            for &r in &row_idx[col_ptr[c]..col_ptr[c + 1]] {
-                let place = blocks.place(&of, pinv[r], q_inv[c])?;
-                blocks.a_map.push(place as u32);
+        blocks.make_maps(&of, col_ptr, row_idx, pinv, q_inv)?;
+        Some(blocks)
+    }
+
+    /// The places of A's values and of every update in `val`, and how far each
+    /// supernode's updates reach; `None` if one has no place or 32 bits do not suffice.
+    fn make_maps(
+        &mut self,
+        of: &[usize],
+        col_ptr: &[usize],
+        row_idx: &[usize],
+        pinv: &[usize],
+        q_inv: &[usize],
+    ) -> Option<()> {
+        u32::try_from(self.val.len().max(row_idx.len())).ok()?;
+        let ns = self.count();
+        let val_ptr = self.val_ptr.clone();
+        let owner = |place: usize| val_ptr.partition_point(|&p| p <= place) - 1;
+        let mut a_entries = vec![];
+        for c in 0..col_ptr.len() - 1 {
+            for k in col_ptr[c]..col_ptr[c + 1] {
+                let place = self.place(of, pinv[row_idx[k]], q_inv[c])?;
+                a_entries.push((owner(place), place as u32, k as u32));
             }
         }
+        // By owner, then by place: each supernode's fill writes ascending addresses.
+        a_entries.sort_unstable();
+        self.a_ptr = vec![0; ns + 1];
+        for &(t, _, _) in &a_entries {
+            self.a_ptr[t + 1] += 1;
+        }
+        for t in 0..ns {
+            self.a_ptr[t + 1] += self.a_ptr[t];
+        }
+        self.a_dst = a_entries.iter().map(|e| e.1).collect();
+        self.a_src = a_entries.iter().map(|e| e.2).collect();
         let mut widest_c = 0;
         for s in 0..ns {
-            let sh = blocks.shape(s);
-            widest_c = widest_c.max(sh.nc);
-            let base = blocks.val_ptr[s + 1];
-            let rs = blocks.rows_ptr[s] + sh.w..blocks.rows_ptr[s + 1];
-            let cs = blocks.cols_ptr[s]..blocks.cols_ptr[s + 1];
-            for r in rs {
-                for c in cs.clone() {
-                    let place = blocks.place(&of, blocks.rows[r], blocks.cols[c])?;
-                    blocks.upd_map.push((place - base) as u32);
+            let sh = self.shape(s);
+            widest_c = widest_c.max(sh.stride);
+            let base = self.val_ptr[s + 1];
+            let mut reach = self.reach.last().copied().unwrap_or(0).max(s);
+            for r in self.rows_ptr[s] + sh.w..self.rows_ptr[s + 1] {
+                for c in self.cols_ptr[s]..self.cols_ptr[s + 1] {
+                    let place = self.place(of, self.rows[r], self.cols[c])?;
+                    reach = reach.max(owner(place));
+                    self.upd_map.push((place - base) as u32);
                 }
             }
-            blocks.upd_ptr.push(blocks.upd_map.len());
+            self.upd_ptr.push(self.upd_map.len());
+            self.reach.push(reach);
         }
-        blocks.tmp = vec![0.0; widest_c];
-        Some(blocks)
+        self.tmp = vec![0.0; 2 * widest_c];
+        Some(())
     }
 
     /// Where the entry (r, c) of the factors (elimination numbering) lives in `val`.
@@ -182,7 +232,7 @@ impl Blocks {
         let su = self.shape(u);
         let cols = &self.cols[self.cols_ptr[u]..self.cols_ptr[u + 1]];
         let i = cols.binary_search(&c).ok()?;
-        Some(self.val_ptr[u] + su.w * su.m + (r - su.k0) * su.nc + i)
+        Some(self.val_ptr[u] + su.w * su.m + (r - su.k0) * su.stride + i)
     }
 
     fn shape(&self, s: usize) -> Shape {
@@ -192,6 +242,7 @@ impl Blocks {
             w: self.start[s + 1] - k0,
             m: self.rows_ptr[s + 1] - self.rows_ptr[s],
             nc: self.cols_ptr[s + 1] - self.cols_ptr[s],
+            stride: stride(self.cols_ptr[s + 1] - self.cols_ptr[s]),
         }
     }
 
@@ -204,9 +255,9 @@ impl Blocks {
     pub(super) fn multiply_adds(&self) -> usize {
         (0..self.count())
             .map(|s| {
-                let Shape { w, m, nc, .. } = self.shape(s);
+                let Shape { w, m, stride, .. } = self.shape(s);
                 let panel: usize = (0..w).map(|j| (m - j - 1) * (w - j)).sum();
-                panel + w * (w - 1) / 2 * nc + (m - w) * w * nc
+                panel + w * (w - 1) / 2 * stride + (m - w) * w * stride
             })
             .sum()
     }
@@ -215,12 +266,13 @@ impl Blocks {
     /// false if one is unacceptable (`tau` relative to the largest entry below it in
     /// its column; 0 accepts any nonzero finite pivot).
     pub(super) fn refactor(&mut self, values: &[f64], tau: f64, diag: &mut [f64]) -> bool {
-        self.val.fill(0.0);
-        for (&place, &v) in self.a_map.iter().zip(values) {
-            self.val[place as usize] = v;
-        }
         let mut ok = true;
+        let mut filled = 0;
         for s in 0..self.count() {
+            while filled <= self.reach[s] {
+                self.fill(filled, values);
+                filled += 1;
+            }
             let sh = self.shape(s);
             let (own, later) = self.val.split_at_mut(self.val_ptr[s + 1]);
             let (panel, ublock) = own[self.val_ptr[s]..].split_at_mut(sh.m * sh.w);
@@ -228,25 +280,36 @@ impl Blocks {
             if sh.nc == 0 {
                 continue;
             }
-            lower_solve(panel, sh.w, ublock, sh.nc);
+            lower_solve(panel, sh.w, ublock, sh.stride);
             let map = &self.upd_map[self.upd_ptr[s]..self.upd_ptr[s + 1]];
-            let tmp = &mut self.tmp[..sh.nc];
-            for (lrow, places) in panel[sh.w * sh.w..]
-                .chunks_exact(sh.w)
-                .zip(map.chunks_exact(sh.nc))
-            {
-                tmp.fill(0.0);
-                for (&l, urow) in lrow.iter().zip(ublock.chunks_exact(sh.nc)) {
-                    for (t, &u) in tmp.iter_mut().zip(urow) {
-                        *t += l * u;
-                    }
-                }
-                for (&place, &t) in places.iter().zip(tmp.iter()) {
-                    later[place as usize] -= t;
-                }
+            let l_rows = &panel[sh.w * sh.w..];
+            // Two rows of L(R, run) at a time share the loads of U.
+            let mut pairs = l_rows.chunks_exact(2 * sh.w);
+            let mut maps = map.chunks_exact(2 * sh.nc);
+            for (pair, places) in (&mut pairs).zip(&mut maps) {
+                let (l0, l1) = pair.split_at(sh.w);
+                let (t0, t1) = self.tmp[..2 * sh.stride].split_at_mut(sh.stride);
+                product_rows(l0, Some(l1), ublock, sh.stride, t0, t1);
+                let (p0, p1) = places.split_at(sh.nc);
+                scatter(later, p0, t0);
+                scatter(later, p1, t1);
+            }
+            if !pairs.remainder().is_empty() {
+                let (t0, t1) = self.tmp[..2 * sh.stride].split_at_mut(sh.stride);
+                product_rows(pairs.remainder(), None, ublock, sh.stride, t0, t1);
+                scatter(later, maps.remainder(), t0);
             }
         }
         ok
+    }
+
+    /// Zeroes the blocks of supernode `t` and writes A's values into them.
+    fn fill(&mut self, t: usize, values: &[f64]) {
+        self.val[self.val_ptr[t]..self.val_ptr[t + 1]].fill(0.0);
+        let (a, b) = (self.a_ptr[t], self.a_ptr[t + 1]);
+        for (&dst, &src) in self.a_dst[a..b].iter().zip(&self.a_src[a..b]) {
+            self.val[dst as usize] = values[src as usize];
+        }
     }
 
     /// Overwrites `y` (elimination numbering) with the solution of L U y = y.
@@ -259,14 +322,14 @@ impl Blocks {
         }
         for s in (0..self.count()).rev() {
             let sh = self.shape(s);
-            let (w, nc) = (sh.w, sh.nc);
+            let (w, nc, stride) = (sh.w, sh.nc, sh.stride);
             let (panel, ublock) = self.val[self.val_ptr[s]..self.val_ptr[s + 1]].split_at(sh.m * w);
             let tmp = &mut self.tmp[..nc];
             for (t, &c) in tmp.iter_mut().zip(&self.cols[self.cols_ptr[s]..]) {
                 *t = y[c];
             }
             for i in (0..w).rev() {
-                let right = dot(&ublock[i * nc..(i + 1) * nc], tmp);
+                let right = dot(&ublock[i * stride..i * stride + nc], tmp);
                 let (head, done) = y[sh.k0..sh.k0 + w].split_at_mut(i + 1);
                 let inner = dot(&panel[i * w + i + 1..(i + 1) * w], done);
                 head[i] = (head[i] - right - inner) / panel[i * w + i];
@@ -306,6 +369,9 @@ fn factor_panel(panel: &mut [f64], w: usize, tau: f64, diag: &mut [f64]) -> bool
 /// Solves L U_block = U_block in place for the unit lower triangle L of the panel's
 /// diagonal block (`w × nc` U block, row-major).
 fn lower_solve(panel: &[f64], w: usize, ublock: &mut [f64], nc: usize) {
+    if nc == 0 {
+        return;
+    }
     for i in 1..w {
         let (done, rest) = ublock.split_at_mut(i * nc);
         let row = &mut rest[..nc];
@@ -314,5 +380,37 @@ fn lower_solve(panel: &[f64], w: usize, ublock: &mut [f64], nc: usize) {
                 *x -= l * u;
             }
         }
+    }
+}
+
+/// `t0 = l0 · U` and `t1 = l1 · U` (when given) for a row-major `w × stride` U: each
+/// entry summed over the steps in order, LANES columns at a time in registers.
+fn product_rows(
+    l0: &[f64],
+    l1: Option<&[f64]>,
+    ublock: &[f64],
+    stride: usize,
+    t0: &mut [f64],
+    t1: &mut [f64],
+) {
+    let l1 = l1.unwrap_or(l0);
+    for c in (0..stride).step_by(LANES) {
+        let (mut a0, mut a1) = ([0.0f64; LANES], [0.0f64; LANES]);
+        for ((&x0, &x1), urow) in l0.iter().zip(l1).zip(ublock.chunks_exact(stride)) {
+            let u: &[f64; LANES] = urow[c..c + LANES].try_into().expect("whole lanes");
+            for i in 0..LANES {
+                a0[i] += x0 * u[i];
+                a1[i] += x1 * u[i];
+            }
+        }
+        t0[c..c + LANES].copy_from_slice(&a0);
+        t1[c..c + LANES].copy_from_slice(&a1);
+    }
+}
+
+/// Subtracts the first `places.len()` entries of `t` at their places.
+fn scatter(later: &mut [f64], places: &[u32], t: &[f64]) {
+    for (&place, &t) in places.iter().zip(t) {
+        later[place as usize] -= t;
     }
 }
