@@ -4,7 +4,7 @@
 //! `tests/runtime/common/matrices.rs`), the blocked kernel (supernode by supernode in
 //! dense blocks, the default) against the supernodal one (columns with updates grouped
 //! by supernode) in the same invocation, in CPU time of the thread (the machine is
-//! shared). Run with `cargo bench -p fdc-runtime --bench lu` (add
+//! shared). Run with `cargo bench --workspace --bench lu` (add
 //! `-- quick` for a short run, and sizes to replace N = 16, 64, 256, 1000). Prints a markdown table for docs/performance.md.
 
 #[path = "../tests/runtime/common/matrices.rs"]
