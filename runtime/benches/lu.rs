@@ -1,8 +1,10 @@
 //! The sparse LU's refactorization on the kept pivot order plus one solve, alone, on
 //! the iteration matrix of an N-link revolute chain (6 velocity unknowns per body, 5
 //! constraint rows per joint, a spring-damper between neighbours:
-//! `tests/runtime/common/matrices.rs`), supernodal kernels against the column-by-column ones
-//! in the same invocation, in CPU time of the thread (the machine is shared). Run with `cargo bench -p fdc-runtime --bench lu` (add
+//! `tests/runtime/common/matrices.rs`), the blocked kernel (supernode by supernode in
+//! dense blocks, the default) against the supernodal one (columns with updates grouped
+//! by supernode) in the same invocation, in CPU time of the thread (the machine is
+//! shared). Run with `cargo bench --workspace --bench lu` (add
 //! `-- quick` for a short run, and sizes to replace N = 16, 64, 256, 1000). Prints a markdown table for docs/performance.md.
 
 #[path = "../tests/runtime/common/matrices.rs"]
@@ -10,7 +12,7 @@ mod matrices;
 
 use std::time::Instant;
 
-use fdc_runtime::linear::{LinearSolver, SparseLu};
+use fdc_runtime::linear::{LinearSolver, LuKernel, SparseLu};
 
 /// Multiply-adds of one left-looking refactorization: every U entry (k, j) costs the
 /// column k of L.
@@ -44,8 +46,8 @@ fn time(lu: &mut SparseLu, values: &[f64], rhs: &[f64], x: &mut [f64], reps: usi
 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
-    println!("| N | unknowns | nnz(A) | nnz(L+U) | multiply-adds | supernodes | column-by-column µs | supernodal µs | µs per body (col / super) | supernodal / column | max rel. difference |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| N | unknowns | nnz(L+U) | multiply-adds (column / blocked) | supernodes (super / blocked) | supernodal µs | blocked µs | µs per body (super / blocked) | blocked / supernodal | max rel. difference |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     // Sizes on the command line replace the default ones.
     let mut sizes: Vec<usize> = std::env::args().filter_map(|a| a.parse().ok()).collect();
     if sizes.is_empty() {
@@ -56,8 +58,9 @@ fn main() {
         let mut seed = 5;
         let rhs: Vec<f64> = (0..pattern.n).map(|_| matrices::lcg(&mut seed)).collect();
         let mut old = SparseLu::new(&pattern).expect("analysis");
-        old.set_supernodal(false);
+        old.set_kernel(LuKernel::Supernodal);
         let mut new = SparseLu::new(&pattern).expect("analysis");
+        new.set_kernel(LuKernel::Blocked);
         let (mut xo, mut xn) = (rhs.clone(), rhs.clone());
         // The first factorization chooses the pivot order; every later one keeps it.
         time(&mut old, &values, &rhs, &mut xo, 3);
@@ -83,12 +86,14 @@ fn main() {
             .fold(0.0, f64::max);
         assert_eq!(old.full_factorizations(), 1);
         assert_eq!(new.full_factorizations(), 1);
+        assert_eq!(new.active(), LuKernel::Blocked);
         println!(
-            "| {n} | {} | {} | {} | {} | {} | {to:.1} | {tn:.1} | {:.3} / {:.3} | {:.2} | {diff:.1e} |",
+            "| {n} | {} | {} | {} / {} | {} / {} | {to:.1} | {tn:.1} | {:.3} / {:.3} | {:.2} | {diff:.1e} |",
             pattern.n,
-            pattern.nnz(),
             new.factor_nnz(),
             multiply_adds(&new),
+            new.blocked_multiply_adds().unwrap_or(0),
+            old.supernodes(),
             new.supernodes(),
             to / n as f64,
             tn / n as f64,

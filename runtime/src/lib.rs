@@ -29,7 +29,7 @@ pub mod system;
 pub mod table;
 
 pub use error::{Culprit, RuntimeError, SimError, SimErrorKind};
-pub use linear::LinearSolverKind;
+pub use linear::{LinearSolverKind, LuKernel};
 pub use model::{quat_matrix, ElementInstance, Model, RoadContact, Roads, RuntimeInput};
 pub use settings::{
     ErrorWeights, Form, Newton, Predictor, Scheme, SettingError, Settings, StepControl,

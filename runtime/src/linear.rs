@@ -14,8 +14,25 @@ use faer::{Mat, MatMut, Par};
 
 use crate::assembly::Pattern;
 
+mod blocked;
 mod supernodes;
+use blocked::Blocks;
 use supernodes::Supernodes;
+
+/// The kernels of the sparse LU's refactorization and solve on the kept pivot order.
+/// All do the same elimination; they differ in how the updates are grouped, so their
+/// results differ by round-off only. The tests and the factorization benchmark keep
+/// the slower ones as references.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LuKernel {
+    /// Column by column, left-looking (the reference).
+    Column,
+    /// Column by column, the updates of a column grouped by supernode.
+    Supernodal,
+    /// Supernode by supernode in dense blocks (`linear/blocked.rs`).
+    #[default]
+    Blocked,
+}
 
 /// Which solver a [`crate::System`] uses for the iteration and initial-condition matrices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -157,7 +174,12 @@ pub struct SparseLu {
     /// L live there instead of `l_val` when `supernodal` is on); `None` when the
     /// patterns have none the kernels can use.
     blocks: Option<Supernodes>,
-    supernodal: bool,
+    /// The dense blocks of the kept patterns for [`LuKernel::Blocked`] (which holds
+    /// the values of L and U there); `None` when the patterns do not fit them.
+    dense: Option<Blocks>,
+    kernel: LuKernel,
+    /// The kernel that made the current factors (the solve reads its arrays).
+    factored: LuKernel,
     have_factors: bool,
     keep: bool,
     full: usize,
@@ -189,7 +211,9 @@ impl SparseLu {
             diag: vec![0.0; n],
             x: vec![0.0; n],
             blocks: None,
-            supernodal: true,
+            dense: None,
+            kernel: LuKernel::default(),
+            factored: LuKernel::Column,
             have_factors: false,
             keep: false,
             full: 0,
@@ -256,28 +280,70 @@ impl SparseLu {
         true
     }
 
+    /// The structures of both grouped kernels, so that [`SparseLu::set_kernel`] may
+    /// switch at any time (on a new pivot order only: it allocates).
     fn find_supernodes(&mut self) {
         let n = self.pattern.n;
         self.blocks = Supernodes::new(n, &self.l_ptr, &self.l_row, &self.u_ptr, &self.u_row);
+        self.dense = Blocks::new(
+            &self.l_ptr,
+            &self.l_row,
+            &self.u_ptr,
+            &self.u_row,
+            &self.pattern.col_ptr,
+            &self.pattern.row_idx,
+            &self.pinv,
+            &self.q_inv,
+        );
     }
 
-    /// Chooses the supernodal kernels (default) or the column-by-column ones, which
-    /// the tests and the factorization benchmark keep as the reference.
-    pub fn set_supernodal(&mut self, on: bool) {
-        self.supernodal = on;
+    /// Chooses the kernels of the refactorization and solve (default
+    /// [`LuKernel::Blocked`]). Takes effect at the next `factorize`.
+    pub fn set_kernel(&mut self, kernel: LuKernel) {
+        self.kernel = kernel;
     }
 
-    /// Number of supernodes of the kept pivot order (0 before the first
-    /// factorization or when the kernels run column by column).
+    /// The kernel that runs: the chosen one, or the next simpler one where the kept
+    /// patterns have no structure for it.
+    pub fn active(&self) -> LuKernel {
+        self.active_for(self.kernel)
+    }
+
+    fn active_for(&self, kernel: LuKernel) -> LuKernel {
+        match kernel {
+            LuKernel::Blocked if self.dense.is_some() => LuKernel::Blocked,
+            LuKernel::Blocked | LuKernel::Supernodal if self.blocks.is_some() => {
+                LuKernel::Supernodal
+            }
+            _ => LuKernel::Column,
+        }
+    }
+
+    /// Number of supernodes of the kept pivot order in the active kernel (0 before the
+    /// first factorization or when the kernels run column by column).
     pub fn supernodes(&self) -> usize {
-        self.blocks.as_ref().map_or(0, Supernodes::count)
+        match self.active() {
+            LuKernel::Blocked => self.dense.as_ref().map_or(0, Blocks::count),
+            LuKernel::Supernodal => self.blocks.as_ref().map_or(0, Supernodes::count),
+            LuKernel::Column => 0,
+        }
+    }
+
+    /// Multiply-adds of one refactorization by the blocked kernel (its explicit zeros
+    /// included), if the kept patterns have its blocks.
+    pub fn blocked_multiply_adds(&self) -> Option<usize> {
+        self.dense.as_ref().map(Blocks::multiply_adds)
     }
 
     fn refactor_chosen(&mut self, values: &[f64], tau: f64) -> bool {
-        if self.supernodal {
-            self.refactor_blocked(values, tau)
-        } else {
-            self.refactor(values, tau)
+        self.factored = self.active();
+        match self.factored {
+            LuKernel::Blocked => match self.dense.as_mut() {
+                Some(b) => b.refactor(values, tau, &mut self.diag),
+                None => false,
+            },
+            LuKernel::Supernodal => self.refactor_blocked(values, tau),
+            LuKernel::Column => self.refactor(values, tau),
         }
     }
 
@@ -349,7 +415,20 @@ impl LinearSolver for SparseLu {
         for i in 0..n {
             y[self.pinv[i]] = rhs[i];
         }
-        match self.blocks.as_ref().filter(|_| self.supernodal) {
+        let active = self.factored;
+        if let (LuKernel::Blocked, Some(dense)) = (active, self.dense.as_mut()) {
+            dense.solve(y);
+            for j in 0..n {
+                rhs[self.q[j]] = y[j];
+                y[j] = 0.0;
+            }
+            return;
+        }
+        match self
+            .blocks
+            .as_ref()
+            .filter(|_| active == LuKernel::Supernodal)
+        {
             Some(blocks) => blocks.forward(y),
             None => {
                 for j in 0..n {
@@ -452,6 +531,7 @@ impl LinearSolver for SparseLu {
             self.find_supernodes();
         } else {
             self.blocks = None;
+            self.dense = None;
         }
     }
 }

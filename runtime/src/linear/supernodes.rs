@@ -36,7 +36,7 @@ pub(super) struct Supernodes {
 /// Widest supernode: a panel costs width² numbers for its diagonal block.
 const MAX_WIDTH: usize = 64;
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
+pub(super) fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(a, b)| a * b).sum()
 }
 
@@ -178,15 +178,22 @@ impl Supernodes {
             let w = self.start[s + 1] - k0;
             let panel = &self.val[self.val_ptr[s]..self.val_ptr[s + 1]];
             let rows = &self.rows[self.rows_ptr[s]..self.rows_ptr[s + 1]];
-            for r in 1..w {
-                let (done, rest) = y[k0..].split_at_mut(r);
-                rest[0] -= dot(&panel[r * w..r * w + r], done);
-            }
-            for (r, &g) in rows.iter().enumerate().skip(w) {
-                let d = dot(&panel[r * w..r * w + w], &y[k0..k0 + w]);
-                y[g] -= d;
-            }
+            forward_panel(k0, w, panel, rows, y);
         }
+    }
+}
+
+/// Forward substitution with one supernode's panel (row-major, `rows.len() × w`, the
+/// unit lower triangle of its diagonal block, then L below it), in place; shared by
+/// the supernodal and the blocked kernels, whose panels have this layout.
+pub(super) fn forward_panel(k0: usize, w: usize, panel: &[f64], rows: &[usize], y: &mut [f64]) {
+    for r in 1..w {
+        let (done, rest) = y[k0..].split_at_mut(r);
+        rest[0] -= dot(&panel[r * w..r * w + r], done);
+    }
+    for (r, &g) in rows.iter().enumerate().skip(w) {
+        let d = dot(&panel[r * w..r * w + w], &y[k0..k0 + w]);
+        y[g] -= d;
     }
 }
 

@@ -1,12 +1,13 @@
-//! The supernodal refactorization against the column-by-column one and a dense LU with
-//! partial pivoting, on multibody iteration matrices: a chain, closed loops, and loops
-//! whose redundant rows are held at zero.
+//! The blocked and the supernodal refactorizations against the column-by-column one
+//! and a dense LU with partial pivoting, on multibody iteration matrices (a chain,
+//! closed loops, loops whose redundant rows are held at zero, a vehicle-like tree with
+//! closed suspension loops) and random sparse matrices.
 
 #[path = "common/matrices.rs"]
 mod matrices;
 
 use fdc_runtime::assembly::Pattern;
-use fdc_runtime::linear::{DenseLu, LinearSolver, SparseLu};
+use fdc_runtime::linear::{DenseLu, LinearSolver, LuKernel, Singular, SparseLu};
 use matrices::*;
 
 /// Largest |A x - b| relative to |A|·|x| + |b| (the backward error, max norms).
@@ -23,28 +24,35 @@ fn residual(p: &Pattern, values: &[f64], x: &[f64], b: &[f64]) -> f64 {
         / scale
 }
 
-/// Solves with the three solvers, over several value sets of one pattern (the later
-/// ones keep the first pivot order), and compares.
+/// A sparse LU with the given kernel.
+fn sparse(pattern: &Pattern, kernel: LuKernel) -> SparseLu {
+    let mut lu = SparseLu::new(pattern).unwrap();
+    lu.set_kernel(kernel);
+    lu
+}
+
+/// Solves with the blocked, supernodal and column kernels and a dense LU, over several
+/// value sets of one pattern (the later ones keep the first pivot order), and
+/// compares. Returns the number of supernodes of the blocked kernel.
 fn agree(pattern: &Pattern, value_sets: &[Vec<f64>]) -> usize {
-    let mut blocked = SparseLu::new(pattern).unwrap();
-    let mut column = SparseLu::new(pattern).unwrap();
-    column.set_supernodal(false);
+    let kernels = [LuKernel::Blocked, LuKernel::Supernodal, LuKernel::Column];
+    let mut lus = kernels.map(|k| sparse(pattern, k));
     let mut dense = DenseLu::new(pattern);
     let mut seed = 11;
     for values in value_sets {
         let b: Vec<f64> = (0..pattern.n).map(|_| lcg(&mut seed)).collect();
-        let mut xs = [b.clone(), b.clone(), b.clone()];
-        blocked.factorize(values).unwrap();
-        column.factorize(values).unwrap();
+        let mut xs = [b.clone(), b.clone(), b.clone(), b.clone()];
+        for (lu, x) in lus.iter_mut().zip(&mut xs) {
+            lu.factorize(values).unwrap();
+            lu.solve(x);
+        }
         dense.factorize(values).unwrap();
-        blocked.solve(&mut xs[0]);
-        column.solve(&mut xs[1]);
-        dense.solve(&mut xs[2]);
+        dense.solve(&mut xs[3]);
         for x in &xs {
             let r = residual(pattern, values, x, &b);
             assert!(r < 1e-12, "residual {r:e}");
         }
-        let xmax = xs[2].iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let xmax = xs[3].iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let diff = |a: &[f64], b: &[f64]| {
             a.iter()
                 .zip(b)
@@ -52,18 +60,29 @@ fn agree(pattern: &Pattern, value_sets: &[Vec<f64>]) -> usize {
                 .fold(0.0, f64::max)
                 / xmax
         };
-        let (dc, dd) = (diff(&xs[0], &xs[1]), diff(&xs[0], &xs[2]));
+        let (db, ds, dd) = (
+            diff(&xs[0], &xs[2]),
+            diff(&xs[1], &xs[2]),
+            diff(&xs[0], &xs[3]),
+        );
         eprintln!(
-            "n = {}: relative difference to the column kernels {dc:.1e}, to dense {dd:.1e}",
+            "n = {}: relative difference to the column kernels {db:.1e} (blocked), \
+             {ds:.1e} (supernodal); blocked to dense {dd:.1e}",
             pattern.n
         );
         // Same elimination, other order of the sums: round-off apart.
-        assert!(dc <= 1e-11, "{dc:e}");
+        assert!(db <= 1e-12, "{db:e}");
+        assert!(ds <= 1e-11, "{ds:e}");
         assert!(dd <= 1e-9, "{dd:e}");
     }
-    assert_eq!(blocked.full_factorizations(), column.full_factorizations());
-    assert!(blocked.supernodes() > 0 && blocked.supernodes() < pattern.n);
-    blocked.supernodes()
+    for lu in &lus[1..] {
+        assert_eq!(lus[0].full_factorizations(), lu.full_factorizations());
+    }
+    // The blocked kernel ran (its structure fits every pattern here).
+    assert_eq!(lus[0].active(), LuKernel::Blocked);
+    let sn = lus[0].supernodes();
+    assert!(sn > 0 && sn <= pattern.n);
+    sn
 }
 
 /// The values of `iteration_matrix` with other seeds: the numbers a later step has.
@@ -125,10 +144,92 @@ fn a_degraded_pivot_chooses_a_new_order_in_both_kernels() {
         }
     }
     sets.insert(2, small);
-    let mut blocked = SparseLu::new(&p).unwrap();
+    let mut blocked = sparse(&p, LuKernel::Blocked);
     for v in &sets {
         blocked.factorize(v).unwrap();
     }
     assert!(blocked.full_factorizations() > 1);
+    // The other kernels take the same decisions (`agree` compares the counts).
     agree(&p, &sets);
+}
+
+#[test]
+fn a_vehicle_like_mechanism_solves_alike() {
+    let (bodies, joints) = vehicle_joints();
+    let (p, v0) = iteration_matrix(bodies, &joints, 1);
+    let sets: Vec<Vec<f64>> = (0..3)
+        .map(|s| {
+            let (_, v) = iteration_matrix(bodies, &joints, 2 + s);
+            v0.iter().zip(&v).map(|(a, b)| a + 0.01 * (b - a)).collect()
+        })
+        .collect();
+    let sn = agree(&p, &sets);
+    assert!(p.n >= 2 * sn, "{} unknowns, {sn} supernodes", p.n);
+}
+
+#[test]
+fn random_sparse_matrices_solve_alike() {
+    // Diagonally weighted (pivots stay acceptable when the values move) and not: the
+    // second family chooses new row orders with long pivot rows.
+    for (n, per_column, shift, seed) in [(30, 2, 4.0, 3), (120, 3, 4.0, 5), (80, 4, 0.0, 9)] {
+        let (p, v0) = random_matrix(n, per_column, shift, seed);
+        let sets: Vec<Vec<f64>> = (0..3)
+            .map(|s| {
+                let mut r = 100 + s;
+                v0.iter().map(|a| a + 1e-3 * lcg(&mut r)).collect()
+            })
+            .collect();
+        agree(&p, &sets);
+    }
+}
+
+#[test]
+fn the_blocked_kernel_is_deterministic() {
+    let n = 20;
+    let (p, sets) = value_sets(n, &|| loop_joints(n));
+    let mut seed = 3;
+    let b: Vec<f64> = (0..p.n).map(|_| lcg(&mut seed)).collect();
+    let mut lu = SparseLu::new(&p).unwrap();
+    let mut other = SparseLu::new(&p).unwrap();
+    let mut first = vec![];
+    // The same numbers after other ones, and in a fresh solver: the same bits.
+    for values in [&sets[0], &sets[1], &sets[0]] {
+        let mut x = b.clone();
+        lu.factorize(values).unwrap();
+        lu.solve(&mut x);
+        first.push(x);
+    }
+    let mut x = b.clone();
+    other.factorize(&sets[0]).unwrap();
+    other.solve(&mut x);
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&first[0]), bits(&first[2]));
+    assert_eq!(bits(&first[0]), bits(&x));
+    assert_ne!(bits(&first[0]), bits(&first[1]));
+}
+
+#[test]
+fn a_singular_matrix_names_the_dependent_column_in_every_kernel() {
+    let n = 8;
+    let (p, sets) = value_sets(n, &|| chain_joints(n));
+    // The second multiplier of joint 3 made equal to its first: the same column of B
+    // transposed (both columns have the same rows apart from their zero diagonals).
+    let (c1, c2) = (6 * n + 15, 6 * n + 16);
+    let mut singular = sets[1].clone();
+    for (k1, k2) in (p.col_ptr[c1]..p.col_ptr[c1 + 1]).zip(p.col_ptr[c2]..p.col_ptr[c2 + 1]) {
+        singular[k2] = singular[k1];
+    }
+    let expected = DenseLu::new(&p).factorize(&singular).unwrap_err();
+    assert!(expected.index >= 6 * n, "{expected:?}");
+    for kernel in [LuKernel::Blocked, LuKernel::Supernodal, LuKernel::Column] {
+        let mut lu = sparse(&p, kernel);
+        lu.factorize(&sets[0]).unwrap();
+        assert_eq!(lu.factorize(&singular), Err::<(), Singular>(expected));
+        // The next good matrix factorizes again.
+        lu.factorize(&sets[2]).unwrap();
+        let mut x: Vec<f64> = (0..p.n).map(|i| i as f64).collect();
+        let b = x.clone();
+        lu.solve(&mut x);
+        assert!(residual(&p, &sets[2], &x, &b) < 1e-12);
+    }
 }

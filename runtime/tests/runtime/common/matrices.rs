@@ -122,3 +122,53 @@ pub fn remove_rows(pattern: &Pattern, values: &mut [f64], nv: usize, rows: &[usi
         }
     }
 }
+
+/// A vehicle-like mechanism: a free chassis (body 0) and four corners of double
+/// wishbones, each an upper and a lower arm hinged to the chassis (5 rows each), an
+/// upright on both arms (ball joints, 3 rows each: a closed loop per corner) and a
+/// wheel hinged to the upright. Returns the number of bodies and the joints.
+pub fn vehicle_joints() -> (usize, Vec<Joint>) {
+    let mut joints = vec![];
+    for corner in 0..4 {
+        let (upper, lower, upright, wheel) = (
+            1 + 4 * corner,
+            2 + 4 * corner,
+            3 + 4 * corner,
+            4 + 4 * corner,
+        );
+        for (a, b, rows) in [
+            (0, upper, 5),
+            (0, lower, 5),
+            (upper, upright, 3),
+            (lower, upright, 3),
+            (upright, wheel, 5),
+        ] {
+            joints.push(Joint {
+                a: Some(a),
+                b,
+                rows,
+            });
+        }
+    }
+    (17, joints)
+}
+
+/// A random sparse n × n matrix: the diagonal and `per_column` entries per column at
+/// pseudo-random rows, values in [-1, 1) with the diagonal shifted by `shift` (so that
+/// the kept pivot order stays acceptable for small changes of the values).
+pub fn random_matrix(n: usize, per_column: usize, shift: f64, seed: u64) -> (Pattern, Vec<f64>) {
+    let mut seed = seed;
+    let mut entries = vec![];
+    for j in 0..n {
+        for _ in 0..per_column {
+            let i = ((lcg(&mut seed) + 1.0) * 0.5 * n as f64) as usize % n;
+            entries.push((i, j));
+        }
+    }
+    let (pattern, _) = Pattern::build(n, &entries);
+    let values = (0..pattern.n)
+        .flat_map(|j| (pattern.col_ptr[j]..pattern.col_ptr[j + 1]).map(move |k| (j, k)))
+        .map(|(j, k)| lcg(&mut seed) + if pattern.row_idx[k] == j { shift } else { 0.0 })
+        .collect();
+    (pattern, values)
+}

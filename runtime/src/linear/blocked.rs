@@ -1,0 +1,416 @@
+//! Supernode-by-supernode refactorization of the sparse LU on the kept pivot order.
+//!
+//! The column kernels (and the supernodal ones of `supernodes.rs`) update one column at
+//! a time: a short dot product per row, an index load per entry, a scatter into a work
+//! column. On a multibody matrix that bookkeeping costs more than the arithmetic. Here
+//! the same elimination runs right-looking by supernodes, each stored densely:
+//!
+//! - a supernode is a run of elimination steps `k0..k0+w` whose L columns nest (the
+//!   same rows below the run), as in `supernodes.rs`;
+//! - its **panel** holds the columns `k0..k0+w` over the rows of the run and the common
+//!   rows `R` below it (row-major, `(w + |R|) × w`): L below the diagonal, U on and above
+//!   it within the run's diagonal block;
+//! - its **U block** holds the rows of the run over the columns `C` right of it where
+//!   any row of the run has a U entry (row-major `w × |C|`; entries outside the U
+//!   pattern are explicit zeros, which stay exactly zero);
+//! - eliminating it is a dense LU of the panel without pivoting (the kept order, with
+//!   the threshold check), a unit-lower triangular solve of the U block, and one dense
+//!   product `L(R, run) · U(run, C)` subtracted from the later panels and U blocks
+//!   through an index map made once per pivot order.
+//!
+//! Every entry still receives its updates in the order of the elimination steps; only
+//! the products of one supernode are summed before they are subtracted, so results
+//! differ from the column kernel's by round-off in the order of the sums. No fast-math
+//! is used: the inner loops are plain axpys over contiguous numbers that the compiler
+//! vectorizes without reassociating, and the same input gives the same bits.
+
+use super::supernodes::{dot, forward_panel};
+
+/// Widest supernode: a panel's diagonal block costs width² numbers.
+const MAX_WIDTH: usize = 64;
+
+/// The dense blocks of one L/U pattern and the maps that fill them.
+pub(super) struct Blocks {
+    /// First elimination step of each supernode, and `n` at the end.
+    start: Vec<usize>,
+    /// Rows of each panel: the supernode's own steps, then `R` ascending.
+    rows_ptr: Vec<usize>,
+    rows: Vec<usize>,
+    /// Columns `C` of each U block, ascending.
+    cols_ptr: Vec<usize>,
+    cols: Vec<usize>,
+    /// Offset of each supernode's panel in `val`; its U block follows it, and the next
+    /// supernode's panel follows that (so every target of an update lies beyond).
+    val_ptr: Vec<usize>,
+    val: Vec<f64>,
+    /// The values of A by the supernode whose blocks hold them: their indices in the
+    /// value array and their places in `val`, so that each supernode's blocks are
+    /// zeroed and filled just before the first update reaches them (while they are in
+    /// cache, instead of one pass over all blocks ahead of the elimination).
+    a_ptr: Vec<usize>,
+    a_src: Vec<u32>,
+    a_dst: Vec<u32>,
+    /// The last supernode whose blocks must be filled before supernode s updates.
+    reach: Vec<usize>,
+    /// For each supernode: the places of its `|R| × |C|` update, row-major, counted from
+    /// the end of its own U block.
+    upd_ptr: Vec<usize>,
+    upd_map: Vec<u32>,
+    /// One row of an update, or the gathered solution entries of `C` in the solve.
+    tmp: Vec<f64>,
+}
+
+/// What a supernode's sizes are: first step, width, panel rows, U block columns.
+struct Shape {
+    k0: usize,
+    w: usize,
+    m: usize,
+    nc: usize,
+    /// The U block's row stride: `nc` rounded up to whole [`LANES`] (explicit zeros).
+    stride: usize,
+}
+
+/// Columns of the update computed together in registers (fixed-size accumulators the
+/// compiler keeps in vector registers; each entry is still summed in step order).
+const LANES: usize = 4;
+
+fn stride(nc: usize) -> usize {
+    nc.div_ceil(LANES) * LANES
+}
+
+impl Blocks {
+    /// The blocks of the strictly lower L and strictly upper U patterns (elimination
+    /// numbering, column arrays) for A's pattern `col_ptr`/`row_idx` under the row
+    /// order `pinv` and column order `q_inv`. `None` when an entry of A or of an update
+    /// has no place in the blocks (the patterns are not those of an LU of A) or the
+    /// maps would not fit 32 bits. Allocates: on a new pivot order only.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        l_ptr: &[usize],
+        l_row: &[usize],
+        u_ptr: &[usize],
+        u_row: &[usize],
+        col_ptr: &[usize],
+        row_idx: &[usize],
+        pinv: &[usize],
+        q_inv: &[usize],
+    ) -> Option<Blocks> {
+        let n = l_ptr.len() - 1;
+        let lcol = |j: usize| {
+            let mut c = l_row[l_ptr[j]..l_ptr[j + 1]].to_vec();
+            c.sort_unstable();
+            c
+        };
+        // Column j continues the run of j-1 when L(:, j-1) = {j} ∪ L(:, j).
+        let mut start = vec![];
+        let mut prev: Vec<usize> = vec![];
+        for j in 0..n {
+            let col = lcol(j);
+            let w = j - start.last().copied().unwrap_or(0);
+            let nests = j > 0 && prev.first() == Some(&j) && prev[1..] == col[..];
+            if !nests || w == MAX_WIDTH {
+                start.push(j);
+            }
+            prev = col;
+        }
+        start.push(n);
+        let ns = start.len() - 1;
+        let mut of = vec![0; n];
+        for s in 0..ns {
+            of[start[s]..start[s + 1]].fill(s);
+        }
+        let (mut rows_ptr, mut rows) = (vec![0], vec![]);
+        for s in 0..ns {
+            rows.extend(start[s]..start[s + 1]);
+            rows.extend(lcol(start[s + 1] - 1));
+            rows_ptr.push(rows.len());
+        }
+        // C of a supernode: the columns right of it with a U entry in one of its rows,
+        // found column by column, so each list comes out ascending.
+        let mut col_lists: Vec<Vec<usize>> = vec![vec![]; ns];
+        for j in 0..n {
+            for &k in &u_row[u_ptr[j]..u_ptr[j + 1]] {
+                let s = of[k];
+                if j >= start[s + 1] && col_lists[s].last() != Some(&j) {
+                    col_lists[s].push(j);
+                }
+            }
+        }
+        let (mut cols_ptr, mut cols, mut val_ptr) = (vec![0], vec![], vec![0]);
+        for (s, list) in col_lists.iter().enumerate() {
+            cols.extend_from_slice(list);
+            cols_ptr.push(cols.len());
+            let (w, m) = (start[s + 1] - start[s], rows_ptr[s + 1] - rows_ptr[s]);
+            val_ptr.push(val_ptr[s] + w * (m + stride(list.len())));
+        }
+        let mut blocks = Blocks {
+            val: vec![0.0; val_ptr[ns]],
+            start,
+            rows_ptr,
+            rows,
+            cols_ptr,
+            cols,
+            val_ptr,
+            a_ptr: vec![],
+            a_src: vec![],
+            a_dst: vec![],
+            reach: vec![],
+            upd_ptr: vec![0],
+            upd_map: vec![],
+            tmp: vec![],
+        };
+        blocks.make_maps(&of, col_ptr, row_idx, pinv, q_inv)?;
+        Some(blocks)
+    }
+
+    /// The places of A's values and of every update in `val`, and how far each
+    /// supernode's updates reach; `None` if one has no place or 32 bits do not suffice.
+    fn make_maps(
+        &mut self,
+        of: &[usize],
+        col_ptr: &[usize],
+        row_idx: &[usize],
+        pinv: &[usize],
+        q_inv: &[usize],
+    ) -> Option<()> {
+        u32::try_from(self.val.len().max(row_idx.len())).ok()?;
+        let ns = self.count();
+        let val_ptr = self.val_ptr.clone();
+        let owner = |place: usize| val_ptr.partition_point(|&p| p <= place) - 1;
+        let mut a_entries = vec![];
+        for c in 0..col_ptr.len() - 1 {
+            for k in col_ptr[c]..col_ptr[c + 1] {
+                let place = self.place(of, pinv[row_idx[k]], q_inv[c])?;
+                a_entries.push((owner(place), place as u32, k as u32));
+            }
+        }
+        // By owner, then by place: each supernode's fill writes ascending addresses.
+        a_entries.sort_unstable();
+        self.a_ptr = vec![0; ns + 1];
+        for &(t, _, _) in &a_entries {
+            self.a_ptr[t + 1] += 1;
+        }
+        for t in 0..ns {
+            self.a_ptr[t + 1] += self.a_ptr[t];
+        }
+        self.a_dst = a_entries.iter().map(|e| e.1).collect();
+        self.a_src = a_entries.iter().map(|e| e.2).collect();
+        let mut widest_c = 0;
+        for s in 0..ns {
+            let sh = self.shape(s);
+            widest_c = widest_c.max(sh.stride);
+            let base = self.val_ptr[s + 1];
+            let mut reach = self.reach.last().copied().unwrap_or(0).max(s);
+            for r in self.rows_ptr[s] + sh.w..self.rows_ptr[s + 1] {
+                for c in self.cols_ptr[s]..self.cols_ptr[s + 1] {
+                    let place = self.place(of, self.rows[r], self.cols[c])?;
+                    reach = reach.max(owner(place));
+                    self.upd_map.push((place - base) as u32);
+                }
+            }
+            self.upd_ptr.push(self.upd_map.len());
+            self.reach.push(reach);
+        }
+        self.tmp = vec![0.0; 2 * widest_c];
+        Some(())
+    }
+
+    /// Where the entry (r, c) of the factors (elimination numbering) lives in `val`.
+    fn place(&self, of: &[usize], r: usize, c: usize) -> Option<usize> {
+        let t = of[c];
+        let sh = self.shape(t);
+        if r >= sh.k0 {
+            let rows = &self.rows[self.rows_ptr[t]..self.rows_ptr[t + 1]];
+            let i = if r < sh.k0 + sh.w {
+                r - sh.k0
+            } else {
+                sh.w + rows[sh.w..].binary_search(&r).ok()?
+            };
+            return Some(self.val_ptr[t] + i * sh.w + c - sh.k0);
+        }
+        let u = of[r];
+        let su = self.shape(u);
+        let cols = &self.cols[self.cols_ptr[u]..self.cols_ptr[u + 1]];
+        let i = cols.binary_search(&c).ok()?;
+        Some(self.val_ptr[u] + su.w * su.m + (r - su.k0) * su.stride + i)
+    }
+
+    fn shape(&self, s: usize) -> Shape {
+        let k0 = self.start[s];
+        Shape {
+            k0,
+            w: self.start[s + 1] - k0,
+            m: self.rows_ptr[s + 1] - self.rows_ptr[s],
+            nc: self.cols_ptr[s + 1] - self.cols_ptr[s],
+            stride: stride(self.cols_ptr[s + 1] - self.cols_ptr[s]),
+        }
+    }
+
+    /// Number of supernodes (diagnostics and tests).
+    pub(super) fn count(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    /// Multiply-adds of one refactorization, the explicit zeros of the blocks included.
+    pub(super) fn multiply_adds(&self) -> usize {
+        (0..self.count())
+            .map(|s| {
+                let Shape { w, m, stride, .. } = self.shape(s);
+                let panel: usize = (0..w).map(|j| (m - j - 1) * (w - j)).sum();
+                panel + w * (w - 1) / 2 * stride + (m - w) * w * stride
+            })
+            .sum()
+    }
+
+    /// The elimination with the kept order: writes the pivots to `diag` and returns
+    /// false if one is unacceptable (`tau` relative to the largest entry below it in
+    /// its column; 0 accepts any nonzero finite pivot).
+    pub(super) fn refactor(&mut self, values: &[f64], tau: f64, diag: &mut [f64]) -> bool {
+        let mut ok = true;
+        let mut filled = 0;
+        for s in 0..self.count() {
+            while filled <= self.reach[s] {
+                self.fill(filled, values);
+                filled += 1;
+            }
+            let sh = self.shape(s);
+            let (own, later) = self.val.split_at_mut(self.val_ptr[s + 1]);
+            let (panel, ublock) = own[self.val_ptr[s]..].split_at_mut(sh.m * sh.w);
+            ok &= factor_panel(panel, sh.w, tau, &mut diag[sh.k0..sh.k0 + sh.w]);
+            if sh.nc == 0 {
+                continue;
+            }
+            lower_solve(panel, sh.w, ublock, sh.stride);
+            let map = &self.upd_map[self.upd_ptr[s]..self.upd_ptr[s + 1]];
+            let l_rows = &panel[sh.w * sh.w..];
+            // Two rows of L(R, run) at a time share the loads of U.
+            let mut pairs = l_rows.chunks_exact(2 * sh.w);
+            let mut maps = map.chunks_exact(2 * sh.nc);
+            for (pair, places) in (&mut pairs).zip(&mut maps) {
+                let (l0, l1) = pair.split_at(sh.w);
+                let (t0, t1) = self.tmp[..2 * sh.stride].split_at_mut(sh.stride);
+                product_rows(l0, Some(l1), ublock, sh.stride, t0, t1);
+                let (p0, p1) = places.split_at(sh.nc);
+                scatter(later, p0, t0);
+                scatter(later, p1, t1);
+            }
+            if !pairs.remainder().is_empty() {
+                let (t0, t1) = self.tmp[..2 * sh.stride].split_at_mut(sh.stride);
+                product_rows(pairs.remainder(), None, ublock, sh.stride, t0, t1);
+                scatter(later, maps.remainder(), t0);
+            }
+        }
+        ok
+    }
+
+    /// Zeroes the blocks of supernode `t` and writes A's values into them.
+    fn fill(&mut self, t: usize, values: &[f64]) {
+        self.val[self.val_ptr[t]..self.val_ptr[t + 1]].fill(0.0);
+        let (a, b) = (self.a_ptr[t], self.a_ptr[t + 1]);
+        for (&dst, &src) in self.a_dst[a..b].iter().zip(&self.a_src[a..b]) {
+            self.val[dst as usize] = values[src as usize];
+        }
+    }
+
+    /// Overwrites `y` (elimination numbering) with the solution of L U y = y.
+    pub(super) fn solve(&mut self, y: &mut [f64]) {
+        for s in 0..self.count() {
+            let sh = self.shape(s);
+            let panel = &self.val[self.val_ptr[s]..self.val_ptr[s] + sh.m * sh.w];
+            let rows = &self.rows[self.rows_ptr[s]..self.rows_ptr[s + 1]];
+            forward_panel(sh.k0, sh.w, panel, rows, y);
+        }
+        for s in (0..self.count()).rev() {
+            let sh = self.shape(s);
+            let (w, nc, stride) = (sh.w, sh.nc, sh.stride);
+            let (panel, ublock) = self.val[self.val_ptr[s]..self.val_ptr[s + 1]].split_at(sh.m * w);
+            let tmp = &mut self.tmp[..nc];
+            for (t, &c) in tmp.iter_mut().zip(&self.cols[self.cols_ptr[s]..]) {
+                *t = y[c];
+            }
+            for i in (0..w).rev() {
+                let right = dot(&ublock[i * stride..i * stride + nc], tmp);
+                let (head, done) = y[sh.k0..sh.k0 + w].split_at_mut(i + 1);
+                let inner = dot(&panel[i * w + i + 1..(i + 1) * w], done);
+                head[i] = (head[i] - right - inner) / panel[i * w + i];
+            }
+        }
+    }
+}
+
+/// Dense LU without pivoting of a row-major `m × w` panel whose first `w` rows are the
+/// diagonal block, right-looking; pivots to `diag`. False if a pivot is zero, not
+/// finite, or below `tau` times the largest entry under it.
+fn factor_panel(panel: &mut [f64], w: usize, tau: f64, diag: &mut [f64]) -> bool {
+    let mut ok = true;
+    for j in 0..w {
+        let (top, below) = panel.split_at_mut((j + 1) * w);
+        let pivot = top[j * w + j];
+        let col_max = below
+            .chunks_exact(w)
+            .fold(0.0f64, |m, row| m.max(row[j].abs()));
+        if !pivot.is_finite() || pivot == 0.0 || pivot.abs() < tau * col_max {
+            ok = false;
+        }
+        diag[j] = pivot;
+        let inv = 1.0 / pivot;
+        let urow = &top[j * w + j + 1..(j + 1) * w];
+        for row in below.chunks_exact_mut(w) {
+            let l = row[j] * inv;
+            row[j] = l;
+            for (x, &u) in row[j + 1..].iter_mut().zip(urow) {
+                *x -= l * u;
+            }
+        }
+    }
+    ok
+}
+
+/// Solves L U_block = U_block in place for the unit lower triangle L of the panel's
+/// diagonal block (`w × nc` U block, row-major).
+fn lower_solve(panel: &[f64], w: usize, ublock: &mut [f64], nc: usize) {
+    if nc == 0 {
+        return;
+    }
+    for i in 1..w {
+        let (done, rest) = ublock.split_at_mut(i * nc);
+        let row = &mut rest[..nc];
+        for (&l, prev) in panel[i * w..i * w + i].iter().zip(done.chunks_exact(nc)) {
+            for (x, &u) in row.iter_mut().zip(prev) {
+                *x -= l * u;
+            }
+        }
+    }
+}
+
+/// `t0 = l0 · U` and `t1 = l1 · U` (when given) for a row-major `w × stride` U: each
+/// entry summed over the steps in order, LANES columns at a time in registers.
+fn product_rows(
+    l0: &[f64],
+    l1: Option<&[f64]>,
+    ublock: &[f64],
+    stride: usize,
+    t0: &mut [f64],
+    t1: &mut [f64],
+) {
+    let l1 = l1.unwrap_or(l0);
+    for c in (0..stride).step_by(LANES) {
+        let (mut a0, mut a1) = ([0.0f64; LANES], [0.0f64; LANES]);
+        for ((&x0, &x1), urow) in l0.iter().zip(l1).zip(ublock.chunks_exact(stride)) {
+            let u: &[f64; LANES] = urow[c..c + LANES].try_into().expect("whole lanes");
+            for i in 0..LANES {
+                a0[i] += x0 * u[i];
+                a1[i] += x1 * u[i];
+            }
+        }
+        t0[c..c + LANES].copy_from_slice(&a0);
+        t1[c..c + LANES].copy_from_slice(&a1);
+    }
+}
+
+/// Subtracts the first `places.len()` entries of `t` at their places.
+fn scatter(later: &mut [f64], places: &[u32], t: &[f64]) {
+    for (&place, &t) in places.iter().zip(t) {
+        later[place as usize] -= t;
+    }
+}
