@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::{build_text, channel, simulate};
-use fdc_runtime::MemorySink;
+use fdc_runtime::{quat_matrix as rot, MemorySink};
 
 type V3 = [f64; 3];
 type M3 = [[f64; 3]; 3];
@@ -26,27 +26,6 @@ const V: f64 = 0.3;
 const AC: f64 = -1.0;
 /// The inertia about the hinge (body z) of the driven bodies.
 const JZ: f64 = 0.5;
-
-/// The rotation matrix (body to global) of the unit quaternion (w, x, y, z).
-fn rot([w, x, y, z]: [f64; 4]) -> M3 {
-    [
-        [
-            1.0 - 2.0 * (y * y + z * z),
-            2.0 * (x * y - w * z),
-            2.0 * (x * z + w * y),
-        ],
-        [
-            2.0 * (x * y + w * z),
-            1.0 - 2.0 * (x * x + z * z),
-            2.0 * (y * z - w * x),
-        ],
-        [
-            2.0 * (x * z - w * y),
-            2.0 * (y * z + w * x),
-            1.0 - 2.0 * (x * x + y * y),
-        ],
-    ]
-}
 
 fn mul(a: &M3, v: V3) -> V3 {
     [0, 1, 2].map(|i| a[i][0] * v[0] + a[i][1] * v[1] + a[i][2] * v[2])
