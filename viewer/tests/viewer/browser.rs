@@ -111,6 +111,14 @@ fn shot_at(b: &Browser, t: f64, name: &str) -> Shot {
 
 const VIEW: &str = "?bare=1&view=top&flat=1&t=0";
 
+/// A server for `model` on a free port, serving on its own thread.
+fn serve(model: &Path) -> Arc<Server> {
+    let server = Arc::new(Server::start(SessionOptions::new(model), 0).unwrap());
+    let s = server.clone();
+    std::thread::spawn(move || s.serve());
+    server
+}
+
 #[test]
 fn slider_crank_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
@@ -118,9 +126,7 @@ fn slider_crank_in_chromium() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/slider_crank.fd");
     let text = std::fs::read_to_string(example).unwrap();
     save(&model, &text);
-    let server = Arc::new(Server::start(SessionOptions::new(&model), 0).unwrap());
-    let s = server.clone();
-    std::thread::spawn(move || s.serve());
+    let server = serve(&model);
     let b = Browser::start();
     b.goto(&format!("http://127.0.0.1:{}/{VIEW}", server.port()));
     wait_ready(&b, 1);
@@ -222,9 +228,7 @@ fn shapes_and_a_results_file_in_chromium() {
     let model = dir.path().join("shaped.fd");
     save(&model, format!("{}{SHAPES}", example()));
     std::fs::write(dir.path().join("rail.obj"), RAIL).unwrap();
-    let server = Arc::new(Server::start(SessionOptions::new(&model), 0).unwrap());
-    let s = server.clone();
-    std::thread::spawn(move || s.serve());
+    let server = serve(&model);
     let b = Browser::start();
     b.goto(&format!("http://127.0.0.1:{}/{VIEW}", server.port()));
     wait_ready(&b, 1);
@@ -336,9 +340,7 @@ fn mode_animation_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("slider_crank.fd");
     save(&model, example());
-    let server = Arc::new(Server::start(SessionOptions::new(&model), 0).unwrap());
-    let s = server.clone();
-    std::thread::spawn(move || s.serve());
+    let server = serve(&model);
     let b = Browser::start();
     b.goto(&format!("http://127.0.0.1:{}/{VIEW}&mode=1", server.port()));
     wait_ready(&b, 1);
@@ -441,9 +443,7 @@ fn road_surface_in_chromium() {
     for (name, model_text) in [("analytic", &text), ("crg", &crg)] {
         let model = dir.path().join(format!("{name}.fd"));
         save(&model, model_text);
-        let server = Arc::new(Server::start(SessionOptions::new(&model), 0).unwrap());
-        let s = server.clone();
-        std::thread::spawn(move || s.serve());
+        let server = serve(&model);
         b.goto(&format!(
             "http://127.0.0.1:{}/{VIEW}&bodies=0",
             server.port()
@@ -493,9 +493,7 @@ fn point_mass_in_chromium() {
          force lift: constant_force(cube) { value = [0, 2, 0]; }\n\
          simulate { end = 0.3; step = 1e-3; output_every = 0.01; }\n",
     );
-    let server = Arc::new(Server::start(SessionOptions::new(&model), 0).unwrap());
-    let s = server.clone();
-    std::thread::spawn(move || s.serve());
+    let server = serve(&model);
     let b = Browser::start();
     b.goto(&format!(
         "http://127.0.0.1:{}/{VIEW}&arrows=1",
@@ -546,9 +544,7 @@ fn load_arrows_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("loads.fd");
     save(&model, crate::loads::LOADS);
-    let server = Arc::new(Server::start(SessionOptions::new(&model), 0).unwrap());
-    let s = server.clone();
-    std::thread::spawn(move || s.serve());
+    let server = serve(&model);
     let b = Browser::start();
     b.goto(&format!(
         "http://127.0.0.1:{}/{VIEW}&arrows=1",
@@ -606,9 +602,7 @@ fn modes_of_the_panel_values_in_chromium() {
     let model = dir.path().join("spring_mass.fd");
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/spring_mass.fd");
     save(&model, std::fs::read_to_string(p).unwrap());
-    let server = Arc::new(Server::start(SessionOptions::new(&model), 0).unwrap());
-    let s = server.clone();
-    std::thread::spawn(move || s.serve());
+    let server = serve(&model);
     let b = Browser::start();
     b.goto(&format!("http://127.0.0.1:{}/{VIEW}", server.port()));
     wait_ready(&b, 1);
