@@ -140,7 +140,11 @@ pub fn ic_blocks_one_dof() -> Vec<Block> {
 pub fn make_type(s: TypeSpec) -> ElementType {
     let mut roles: [Option<RoleFn>; 9] = Default::default();
     for (role, func, blocks) in s.roles {
-        roles[role as usize] = Some(RoleFn { func, blocks });
+        roles[role as usize] = Some(RoleFn {
+            func,
+            blocks,
+            ops: 0,
+        });
     }
     ElementType {
         name: s.name.into(),
