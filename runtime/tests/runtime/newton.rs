@@ -238,6 +238,9 @@ fn matrix_kept_across_steps_reaches_the_states_of_a_new_matrix_per_step() {
         .flat_map(|c| rules.map(|r| (c, r)))
     {
         let name = format!("{name}, {matrix_rule:?}");
+        // Generated code's proportions: an iteration matrix of 2000 operations per
+        // element against a residual of 300 (the cost rule weighs them).
+        let model = || with_role_ops(model(), 2000, 300);
         let s = Settings {
             end,
             output_every: 0.01,
@@ -269,7 +272,10 @@ fn matrix_kept_across_steps_reaches_the_states_of_a_new_matrix_per_step() {
             deviation(&b, &tight, true),
         );
         assert_eq!(sb.factorizations, sb.steps, "{name}");
-        assert!(sa.factorizations * 5 < sa.steps, "{name}: {sa:?}");
+        // The age rule keeps the matrix for most steps, the cost rule for most on
+        // these costs.
+        let kept_share = if matrix_rule == MatrixRule::Age { 5 } else { 2 };
+        assert!(sa.factorizations * kept_share < sa.steps, "{name}: {sa:?}");
         // The Newton tolerance 1e-10 per step, accumulated over 500–2000 steps (the
         // four-bar's 1e-13 run itself is 2.4e-5 away: it amplifies differences).
         assert!(between < 1e-9, "{name}: states deviate by {between}");

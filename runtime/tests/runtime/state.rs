@@ -168,7 +168,10 @@ fn restored_steps_under_the_cost_rule_repeat_bitwise() {
         matrix_rule: MatrixRule::Cost,
         ..fixed()
     };
-    for model in [spring as fn() -> Model, pendulum_pushed] {
+    // Generated code's proportions of the roles' costs (`with_role_ops`).
+    let spring = || with_role_ops(spring(), 2000, 300);
+    let pendulum = || with_role_ops(pendulum_pushed(), 2000, 300);
+    for model in [spring as fn() -> Model, pendulum] {
         save_restore_repeats(model, &s);
         let runs: Vec<_> = (0..2)
             .map(|_| {
