@@ -491,7 +491,7 @@ fn element_type(
         roles[*role as usize] = Some(RoleFn {
             func,
             blocks: blocks.clone(),
-            ops: fdc_ir::stats::func_stats(graph, f).total,
+            ops: fdc_ir::stats::op_count(graph, &f.outputs),
         });
     }
     ElementType {
