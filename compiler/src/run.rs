@@ -77,6 +77,10 @@ pub struct SolverArgs {
     /// (default 1: a new one every step; `Settings::matrix_steps`).
     #[arg(long)]
     pub matrix_steps: Option<usize>,
+    /// What decides within --matrix-steps whether the matrix serves the next step:
+    /// age (until it is that old) or cost (counted costs; `Settings::matrix_rule`).
+    #[arg(long)]
+    pub matrix_rule: Option<String>,
 }
 
 impl SolverArgs {
@@ -96,6 +100,9 @@ impl SolverArgs {
             timing,
             assemble: self.no_assemble.then_some(false),
             matrix_steps: self.matrix_steps,
+            matrix_rule: (self.matrix_rule.as_deref())
+                .map(fdc_runtime::MatrixRule::parse)
+                .transpose()?,
         })
     }
 }

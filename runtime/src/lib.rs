@@ -32,7 +32,7 @@ pub use error::{Culprit, RuntimeError, SimError, SimErrorKind};
 pub use linear::{LinearSolverKind, LuKernel};
 pub use model::{quat_matrix, ElementInstance, Model, RoadContact, Roads, RuntimeInput};
 pub use settings::{
-    ErrorWeights, Form, Newton, Predictor, Scheme, SettingError, Settings, StepControl,
+    ErrorWeights, Form, MatrixRule, Newton, Predictor, Scheme, SettingError, Settings, StepControl,
 };
 pub use system::linearize::{BodyMotion, Linearization, Mode, ModeKind};
 pub use system::{

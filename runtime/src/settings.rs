@@ -36,6 +36,32 @@ impl Default for Newton {
     }
 }
 
+/// What decides, from step to step, whether a step starts on the last step's
+/// factorized iteration matrix (within [`Settings::matrix_steps`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MatrixRule {
+    /// The matrix serves until it is `matrix_steps` steps old (or the contraction rule
+    /// replaces it within a step).
+    #[default]
+    Age,
+    /// Counted costs (`system/matrix_cost.rs`): the matrix serves while the last
+    /// step on it cost less than the average step of its life, with the
+    /// factorization's multiply-adds and the element functions' operation counts as
+    /// the costs, never timings (reruns decide alike). `matrix_steps` stays the cap.
+    Cost,
+}
+
+impl MatrixRule {
+    /// `age` or `cost` (the `--matrix-rule` flag).
+    pub fn parse(s: &str) -> Result<MatrixRule, String> {
+        match s {
+            "age" => Ok(MatrixRule::Age),
+            "cost" => Ok(MatrixRule::Cost),
+            _ => Err(format!("`{s}`: use age or cost")),
+        }
+    }
+}
+
 /// First guess of the unknowns x = [v̇; λ] of a step (theory §7.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Predictor {
@@ -150,6 +176,9 @@ pub struct Settings {
     /// fixed corrections on an older matrix are inaccurate) and `Newton::Legacy`
     /// always take a new matrix per step.
     pub matrix_steps: usize,
+    /// What decides within `matrix_steps` whether the kept matrix serves the next step
+    /// ([`MatrixRule`]; CLI `--matrix-rule age|cost`).
+    pub matrix_rule: MatrixRule,
     /// Initial position assembly: when the initial configuration does not satisfy
     /// the constraints, move it to the nearest one that does (`system/assemble.rs`);
     /// `false` keeps the position check only.
@@ -188,6 +217,7 @@ impl Default for Settings {
             predictor: Predictor::Constant,
             keep_matrix: true,
             matrix_steps: 1,
+            matrix_rule: MatrixRule::Age,
             assemble: true,
             given: Vec::new(),
         }

@@ -20,6 +20,10 @@ pub use fdc_abi::{layout, Block, ElementFn, Role, ABI_VERSION};
 pub struct RoleFn {
     pub func: ElementFn,
     pub blocks: Vec<Block>,
+    /// Operations of the function as lowered (each shared node once; the e-graph
+    /// removes a few percent more): the runtime's counted cost of a call, which the
+    /// Newton matrix policy weighs (`system/matrix_cost.rs`). 0 where unknown.
+    pub ops: usize,
 }
 
 impl RoleFn {

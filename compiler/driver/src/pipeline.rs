@@ -378,7 +378,7 @@ fn runtime_model(
         .types
         .iter()
         .map(|ty| {
-            let t = element_type(ty, &functions[next..]);
+            let t = element_type(&lowered.graph, ty, &functions[next..]);
             next += ty.roles.len();
             t
         })
@@ -481,12 +481,17 @@ pub fn simplify_all(
     (out, result, reports)
 }
 
-fn element_type(ty: &ElementFunctions, fns: &[fdc_runtime::table::ElementFn]) -> ElementType {
+fn element_type(
+    graph: &Graph,
+    ty: &ElementFunctions,
+    fns: &[fdc_runtime::table::ElementFn],
+) -> ElementType {
     let mut roles: [Option<RoleFn>; Role::ALL.len()] = Default::default();
-    for ((role, _, blocks), &func) in ty.roles.iter().zip(fns) {
+    for ((role, f, blocks), &func) in ty.roles.iter().zip(fns) {
         roles[*role as usize] = Some(RoleFn {
             func,
             blocks: blocks.clone(),
+            ops: fdc_ir::stats::op_count(graph, &f.outputs),
         });
     }
     ElementType {

@@ -22,6 +22,8 @@ pub struct Overrides {
     pub assemble: Option<bool>,
     /// `--matrix-steps N` (`Settings::matrix_steps`; not a `simulate` key yet).
     pub matrix_steps: Option<usize>,
+    /// `--matrix-rule age|cost` (`Settings::matrix_rule`).
+    pub matrix_rule: Option<fdc_runtime::MatrixRule>,
 }
 
 /// Parses `velocity:TOL`, `velocity`, `legacy` or `fixed:N` (the `--newton` flag).
@@ -68,6 +70,7 @@ pub fn runtime_settings(model: &fdc_lower::Settings, o: &Overrides) -> Result<Se
     let mut s = m.to_runtime()?;
     s.timing = o.timing;
     s.matrix_steps = o.matrix_steps.unwrap_or(s.matrix_steps);
+    s.matrix_rule = o.matrix_rule.unwrap_or(s.matrix_rule);
     s.validate()?;
     Ok(s)
 }

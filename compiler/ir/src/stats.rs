@@ -57,6 +57,17 @@ pub fn stats(graph: &Graph, outputs: &[Id]) -> OpStats {
     s
 }
 
+/// The `total` of [`stats`] by a walk of the outputs' cone only (its cost is that of
+/// the function, not of the graph it lives in): the driver counts every role of every
+/// type on the warm path (`RoleFn::ops`, the runtime's counted cost of a call).
+pub fn op_count(graph: &Graph, outputs: &[Id]) -> usize {
+    graph
+        .cone(outputs)
+        .into_iter()
+        .filter(|&id| !matches!(graph.op(id), Op::Const(_) | Op::Input(..) | Op::Sym(_)))
+        .count()
+}
+
 /// [`stats`] of a function's outputs.
 pub fn func_stats(graph: &Graph, func: &Func) -> OpStats {
     stats(graph, &func.outputs)
@@ -104,6 +115,7 @@ mod tests {
         let r = g.sqrt(e);
         let s = stats(&g, &[r, d2, d2]);
         assert_eq!(s.total, 4);
+        assert_eq!(op_count(&g, &[r, d2, d2]), 4);
         assert_eq!(s.by_kind.get("sub"), Some(&1));
         assert_eq!(s.by_kind.get("mul"), Some(&1));
         assert_eq!(s.by_kind.get("add"), Some(&1));

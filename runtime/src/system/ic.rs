@@ -421,6 +421,7 @@ impl System {
         }
         self.real_time = real_time;
         self.kept = Default::default();
+        self.forget_costs();
         self.h = settings.step;
         self.ctrl = Default::default();
         self.stats = RunStats::default();

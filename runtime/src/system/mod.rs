@@ -11,10 +11,10 @@
 
 use crate::assembly::Pattern;
 use crate::error::{quoted, Culprit, RuntimeError, SimError, SimErrorKind};
-use crate::linear::{make_solver, LinearSolver, LinearSolverKind};
+use crate::linear::{make_solver, LinearSolver, LinearSolverKind, SolverMemory};
 use crate::model::{Model, RuntimeInput};
 use crate::settings::{
-    ErrorWeights, Form, Newton, Predictor, Settings, StepControl, KEEP_MATRIX_RATE,
+    ErrorWeights, Form, MatrixRule, Newton, Predictor, Settings, StepControl, KEEP_MATRIX_RATE,
     LEGACY_DEFAULT_EPS,
 };
 use crate::table::{Block, ElementType, FunctionTable, Role, ABI_VERSION};
@@ -184,6 +184,8 @@ pub struct System {
     ctrl: step_control::Control,
     /// The factorized iteration matrix kept across steps (`newton.rs`).
     kept: newton::Kept,
+    /// The counted costs of a factorization and a correction (`matrix_cost.rs`).
+    costs: matrix_cost::Costs,
     /// The sparse LU keeps its pivot order (real time: fixed Newton, fixed steps).
     real_time: bool,
     /// Rows between steps.
@@ -217,6 +219,7 @@ mod given;
 mod ic;
 pub mod linearize;
 mod loads;
+mod matrix_cost;
 mod mode_shape;
 mod newton;
 mod output;

@@ -39,6 +39,8 @@ pub(super) struct Kept {
     pub c: [f64; 4],
     pub noqv: bool,
     pub age: usize,
+    /// The cost rule's memory (`Settings::matrix_rule`), kept across matrices.
+    pub ledger: matrix_cost::Ledger,
 }
 
 impl Kept {
@@ -161,20 +163,29 @@ impl System {
         iters: &mut usize,
         corr: &mut f64,
     ) -> Result<Outcome, SimErrorKind> {
-        let outcome = self.attempt(settings, h, iters, corr);
+        let (iters_0, facts_0) = (*iters, self.stats.factorizations);
+        let mut kept_age = 0;
+        let outcome = self.attempt(settings, h, iters, corr, &mut kept_age);
         if !matches!(outcome, Ok(Outcome::Accepted { .. })) {
             self.kept.valid = false;
+        } else if settings.matrix_rule == MatrixRule::Cost && settings.matrix_steps_limit() > 1 {
+            let costs = self.matrix_costs(settings.iter_noqv);
+            let facts = (self.stats.factorizations - facts_0) as u64;
+            let corrections = (*iters - iters_0) as u64;
+            (self.kept.ledger).book(&costs, facts, corrections, kept_age);
         }
         outcome
     }
 
-    /// [`System::try_step`] without the bookkeeping of the kept matrix.
+    /// [`System::try_step`] without the bookkeeping of the kept matrix; `kept_age`:
+    /// the age of the kept matrix the attempt started on (0: a new one).
     fn attempt(
         &mut self,
         settings: &Settings,
         h: f64,
         iters: &mut usize,
         corr: &mut f64,
+        kept_age: &mut usize,
     ) -> Result<Outcome, SimErrorKind> {
         let c = self.coefficients(settings, h);
         self.predict(settings, &c)?;
@@ -182,10 +193,11 @@ impl System {
         // Across steps (modified Newton): the last step's matrix starts this one when
         // it was made for the same coefficients; the contraction rule of `converge`
         // replaces it when it no longer contracts fast.
-        if it.keep && self.kept.serves(settings, &c) {
+        if it.keep && self.kept.serves(settings, &c) && self.cost_rule_keeps(settings) {
             it.new_matrix = false;
             it.stale = true;
             self.kept.age += 1;
+            *kept_age = self.kept.age;
         }
         for k in 1..=it.max_iter {
             *iters += 1;
@@ -301,6 +313,12 @@ impl System {
         }
     }
 
+    /// With [`MatrixRule::Cost`]: whether the counted costs say the kept matrix (which
+    /// serves) should start the step (`system/matrix_cost.rs`); true with `Age`.
+    fn cost_rule_keeps(&mut self, settings: &Settings) -> bool {
+        settings.matrix_rule == MatrixRule::Age || self.kept.ledger.keep(self.kept.age)
+    }
+
     /// Assembles and factorizes the iteration matrix at the trial state; a singular
     /// matrix gives the unknown of its dependent column.
     fn factorize_iter(
@@ -321,6 +339,7 @@ impl System {
             c: c.abi(),
             noqv: settings.iter_noqv,
             age: 1,
+            ledger: self.kept.ledger,
         };
         Ok(singular.map(|s| s.index))
     }

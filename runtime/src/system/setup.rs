@@ -497,6 +497,7 @@ impl System {
             h: 0.0,
             ctrl: Default::default(),
             kept: Default::default(),
+            costs: Default::default(),
             real_time: false,
             dense: dense::Dense::new(nq, nv, nx),
             stats: RunStats::default(),

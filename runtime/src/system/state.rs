@@ -10,7 +10,8 @@
 //! sparse LU keeps between factorizations (a step refactorizes with it, so another
 //! order would change the round-off), and the iteration matrix a later step may reuse
 //! (`Settings::matrix_steps`: its values, coefficients and age; `restore` factorizes
-//! them again in the kept order, which gives the same factors bit for bit). The trial
+//! them again in the kept order, which gives the same factors bit for bit), with the
+//! memory of the rule that decides whether it serves (`Settings::matrix_rule`). The trial
 //! arrays are not saved: every step recomputes them from the accepted state before
 //! reading them.
 //!
@@ -21,10 +22,12 @@ use super::*;
 use crate::linear::SolverMemory;
 
 /// Format of [`State::to_bytes`]: a magic word and a version, then the fields.
-/// Version 3 added the kept iteration matrix; version 2 (without it) is still read,
-/// as a state whose next step factorizes a new matrix.
+/// Version 3 added the kept iteration matrix, version 4 the cost rule's ledger
+/// (`Settings::matrix_rule`). Versions 2 (without the matrix: the next step factorizes
+/// a new one) and 3 (without the ledger: the rule starts afresh) are still read.
 const MAGIC: &[u8; 8] = b"FDCSTATE";
-const FORMAT: u64 = 3;
+const FORMAT: u64 = 4;
+const FORMAT_WITHOUT_LEDGER: u64 = 3;
 const FORMAT_WITHOUT_KEPT: u64 = 2;
 
 /// A snapshot of a [`System`] (see the module comment); restore it with
@@ -123,6 +126,10 @@ impl State {
         k.c.iter().for_each(|&x| w.f64(x));
         w.u64(k.age as u64);
         w.f64s(&self.kept_values);
+        let l = &k.ledger;
+        [l.life, l.last, l.wait, l.backoff]
+            .iter()
+            .for_each(|&x| w.u64(x));
         w.0
     }
 
@@ -134,7 +141,7 @@ impl State {
         }
         let read = |r: &mut Reader| -> Option<State> {
             let format = r.u64()?;
-            if format != FORMAT && format != FORMAT_WITHOUT_KEPT {
+            if ![FORMAT, FORMAT_WITHOUT_LEDGER, FORMAT_WITHOUT_KEPT].contains(&format) {
                 return None;
             }
             let identity = r.u64()?;
@@ -176,15 +183,24 @@ impl State {
                 kept_values: Vec::new(),
             })
             .and_then(|mut s| {
-                if format == FORMAT {
+                if format != FORMAT_WITHOUT_KEPT {
                     let flags = r.bools(2)?;
                     s.kept = newton::Kept {
                         valid: flags[0],
                         noqv: flags[1],
                         c: [r.f64()?, r.f64()?, r.f64()?, r.f64()?],
                         age: r.usize()?,
+                        ledger: Default::default(),
                     };
                     s.kept_values = r.f64s()?;
+                }
+                if format == FORMAT {
+                    s.kept.ledger = matrix_cost::Ledger {
+                        life: r.u64()?,
+                        last: r.u64()?,
+                        wait: r.u64()?,
+                        backoff: r.u64()?,
+                    };
                 }
                 Some(s)
             })
@@ -277,6 +293,8 @@ impl System {
     /// factorize (bytes from elsewhere) are not kept.
     fn restore_kept(&mut self, state: &State) {
         self.kept = state.kept;
+        // Counted again from the restored pivot order when the rule needs them.
+        self.forget_costs();
         if !self.kept.valid {
             return;
         }

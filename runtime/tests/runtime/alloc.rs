@@ -7,7 +7,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::*;
-use fdc_runtime::{Form, LinearSolverKind, Newton, Settings, System};
+use fdc_runtime::{Form, LinearSolverKind, MatrixRule, Newton, Settings, System};
 
 struct Counting;
 
@@ -44,22 +44,21 @@ static GLOBAL: Counting = Counting;
 #[test]
 fn steps_allocate_nothing() {
     COUNTING.with(|c| c.set(true));
-    // (form, Newton, solver, matrix_steps): the last sparse case keeps the matrix
-    // across steps.
+    // (form, Newton, solver, matrix_steps, rule): the last three cases keep the matrix
+    // across steps (by age, by counted costs on both solvers).
     let v = Newton::Velocity { tol: 1e-10 };
+    let (sparse, dense) = (LinearSolverKind::Sparse, LinearSolverKind::Dense);
+    let (age, cost) = (MatrixRule::Age, MatrixRule::Cost);
     let cases = [
-        (
-            Form::ArnoldBruls,
-            Newton::Fixed(2),
-            LinearSolverKind::Sparse,
-            1,
-        ),
-        (Form::ArnoldBruls, v, LinearSolverKind::Sparse, 1),
-        (Form::Negrut, Newton::Legacy, LinearSolverKind::Sparse, 1),
-        (Form::ArnoldBruls, v, LinearSolverKind::Dense, 1),
-        (Form::ArnoldBruls, v, LinearSolverKind::Sparse, 20),
+        (Form::ArnoldBruls, Newton::Fixed(2), sparse, 1, age),
+        (Form::ArnoldBruls, v, sparse, 1, age),
+        (Form::Negrut, Newton::Legacy, sparse, 1, age),
+        (Form::ArnoldBruls, v, dense, 1, age),
+        (Form::ArnoldBruls, v, sparse, 20, age),
+        (Form::ArnoldBruls, v, sparse, 1000, cost),
+        (Form::ArnoldBruls, v, dense, 1000, cost),
     ];
-    for (form, newton, linear, matrix_steps) in cases {
+    for (form, newton, linear, matrix_steps, matrix_rule) in cases {
         let s = Settings {
             end: 10.0,
             step: 1e-3,
@@ -67,6 +66,7 @@ fn steps_allocate_nothing() {
             newton,
             linear,
             matrix_steps,
+            matrix_rule,
             ..Settings::default()
         };
         let mut sys = System::new(chain(8)).unwrap();

@@ -4,7 +4,7 @@
 use crate::common;
 
 use common::*;
-use fdc_runtime::{MemorySink, Model, Newton, RuntimeError, Settings, State, System};
+use fdc_runtime::{MatrixRule, MemorySink, Model, Newton, RuntimeError, Settings, State, System};
 
 /// `model` with an element that has state (the tracker: a step count and the largest
 /// x so far, updated by `Post`) and an input `push` into the parameter `target`.
@@ -158,6 +158,37 @@ fn restored_steps_on_a_kept_matrix_repeat_bitwise() {
 }
 
 #[test]
+fn restored_steps_under_the_cost_rule_repeat_bitwise() {
+    // The counted-cost rule decides from its ledger (the last step's cost, the
+    // matrix's life, the wait after a reuse that did not pay): a snapshot carries it,
+    // so the restored run decides alike. Rerunning gives the same statistics too.
+    let s = Settings {
+        step: 1e-3,
+        matrix_steps: 1000,
+        matrix_rule: MatrixRule::Cost,
+        ..fixed()
+    };
+    // Generated code's proportions of the roles' costs (`with_role_ops`).
+    let spring = || with_role_ops(spring(), 2000, 300);
+    let pendulum = || with_role_ops(pendulum_pushed(), 2000, 300);
+    for model in [spring as fn() -> Model, pendulum] {
+        save_restore_repeats(model, &s);
+        let runs: Vec<_> = (0..2)
+            .map(|_| {
+                let mut sys = System::new(model()).unwrap();
+                sys.initialize(&s).unwrap();
+                (drive(&mut sys, &s, 1.0), sys.stats())
+            })
+            .collect();
+        assert_bitwise(&runs[0].0, &runs[1].0);
+        assert_eq!(runs[0].1, runs[1].1);
+        // The rule kept matrices (else the test would not test it).
+        let st = &runs[0].1;
+        assert!(st.factorizations * 2 < st.steps, "{st:?}");
+    }
+}
+
+#[test]
 fn restored_adaptive_steps_repeat_bitwise() {
     save_restore_repeats(spring, &adaptive());
     save_restore_repeats(pendulum_pushed, &adaptive());
@@ -239,13 +270,16 @@ fn a_state_of_another_model_or_bad_bytes_is_an_error() {
         corrupt[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(State::from_bytes(&corrupt).is_err(), "at {at}");
     }
-    // Format 2 (before the kept matrix) is still read: the same fields without the
-    // kept matrix's tail (2 flags, 4 coefficients, the age, an empty value list).
+    // Formats 3 (before the cost rule's ledger: 4 counts) and 2 (before the kept
+    // matrix: 2 flags, 4 coefficients, the age, an empty value list) are still read.
     let mut plain = System::new(pendulum_pushed()).unwrap();
     plain.initialize(&s).unwrap();
     let fresh = plain.state();
     assert!(!fresh.keeps_matrix());
-    let v3 = fresh.to_bytes();
+    let v4 = fresh.to_bytes();
+    let mut v3 = v4[..v4.len() - 4 * 8].to_vec();
+    v3[8..16].copy_from_slice(&3u64.to_le_bytes());
+    assert_eq!(State::from_bytes(&v3), Ok(fresh.clone()));
     let mut v2 = v3[..v3.len() - (2 + 4 * 8 + 8 + 8)].to_vec();
     v2[8..16].copy_from_slice(&2u64.to_le_bytes());
     assert_eq!(State::from_bytes(&v2), Ok(fresh));

@@ -137,10 +137,30 @@ pub fn ic_blocks_one_dof() -> Vec<Block> {
     ]
 }
 
+/// `model` with the operation counts of generated code on its hand-written roles
+/// (`RoleFn::ops`, 0 in `make_type`): `iter` for `Iter`/`IterNoqv`, `other` for the
+/// rest, so that the counted-cost matrix rule sees the costs of a compiled model (an
+/// iteration matrix several residuals dear) instead of the LU's alone.
+pub fn with_role_ops(mut model: Model, iter: usize, other: usize) -> Model {
+    for ty in &mut model.table.types {
+        for (k, role) in ty.roles.iter_mut().enumerate() {
+            if let Some(f) = role {
+                let matrix = k == Role::Iter as usize || k == Role::IterNoqv as usize;
+                f.ops = if matrix { iter } else { other };
+            }
+        }
+    }
+    model
+}
+
 pub fn make_type(s: TypeSpec) -> ElementType {
     let mut roles: [Option<RoleFn>; 9] = Default::default();
     for (role, func, blocks) in s.roles {
-        roles[role as usize] = Some(RoleFn { func, blocks });
+        roles[role as usize] = Some(RoleFn {
+            func,
+            blocks,
+            ops: 0,
+        });
     }
     ElementType {
         name: s.name.into(),
