@@ -5,7 +5,7 @@
 //! dense blocks, the default) against the supernodal one (columns with updates grouped
 //! by supernode) in the same invocation, in CPU time of the thread (the machine is
 //! shared). Run with `cargo bench --workspace --bench lu` (add
-//! `-- quick` for a short run, and sizes to replace N = 16, 64, 256, 1000); the last row
+//! `-- quick` for a short run, `-- profile` to time the blocked kernel alone, and sizes to replace N = 16, 64, 256, 1000); the last row
 //! (N = 0) is the vehicle-like mechanism of `matrices::vehicle_joints` (17 bodies).
 //! Prints a markdown table for docs/performance.md.
 
@@ -48,6 +48,7 @@ fn time(lu: &mut SparseLu, values: &[f64], rhs: &[f64], x: &mut [f64], reps: usi
 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
+    let profile = std::env::args().any(|a| a == "profile");
     println!("| N | unknowns | nnz(L+U) | multiply-adds (column / blocked) | supernodes (super / blocked) | supernodal µs | blocked µs | µs per body (super / blocked) | blocked / supernodal | max rel. difference |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     // Sizes on the command line replace the default ones.
@@ -82,7 +83,9 @@ fn main() {
         // Interleaved rounds, the median of the per-round medians.
         let (mut to, mut tn) = (vec![], vec![]);
         for _ in 0..5 {
-            to.push(time(&mut old, &values, &rhs, &mut xo, reps));
+            // `-- profile`: the blocked kernel alone (for perf; the ratio is then void).
+            let old_reps = if profile { 1 } else { reps };
+            to.push(time(&mut old, &values, &rhs, &mut xo, old_reps));
             tn.push(time(&mut new, &values, &rhs, &mut xn, reps));
         }
         to.sort_by(f64::total_cmp);
