@@ -336,15 +336,11 @@ impl SparseLu {
     }
 
     /// Width, panel rows and U block columns of each supernode of the blocked kernel
-    /// (empty when the kept patterns do not fit its blocks); for diagnostics.
+    /// (empty when the kept patterns do not fit its blocks); for diagnostics: the
+    /// kernel's work is `w·(m−w)·nc` multiply-adds and `(m−w)·nc` scattered entries
+    /// per supernode for the update, besides the panel's LU.
     pub fn blocked_shapes(&self) -> Vec<(usize, usize, usize)> {
         self.dense.as_ref().map_or(vec![], Blocks::shapes)
-    }
-
-    /// Entries of the blocked kernel's updates and the runs of consecutive places they
-    /// are scattered in, if the kept patterns have its blocks; for diagnostics.
-    pub fn blocked_scatter_runs(&self) -> Option<(usize, usize)> {
-        self.dense.as_ref().map(Blocks::scatter_runs)
     }
 
     fn refactor_chosen(&mut self, values: &[f64], tau: f64) -> bool {

@@ -24,6 +24,8 @@
 //! is used: the inner loops are plain axpys over contiguous numbers that the compiler
 //! vectorizes without reassociating, and the same input gives the same bits.
 
+use super::supernodes::{dot, forward_panel};
+
 /// Widest supernode: a panel's diagonal block costs width² numbers.
 const MAX_WIDTH: usize = 64;
 
@@ -50,24 +52,12 @@ pub(super) struct Blocks {
     a_dst: Vec<u32>,
     /// The last supernode whose blocks must be filled before supernode s updates.
     reach: Vec<usize>,
-    /// The places of each supernode's `|R| × |C|` update as runs of consecutive places
-    /// (a row of C that lands in one row of a later panel or U block is one run):
-    /// `run_ptr[g]..run_ptr[g + 1]` are the runs of update row `g`, numbered over all
-    /// supernodes (supernode s's rows start at `rows_ptr[s] - start[s]`).
-    run_ptr: Vec<u32>,
-    runs: Vec<Run>,
+    /// For each supernode: the places of its `|R| × |C|` update, row-major, counted from
+    /// the end of its own U block.
+    upd_ptr: Vec<usize>,
+    upd_map: Vec<u32>,
     /// One row of an update, or the gathered solution entries of `C` in the solve.
     tmp: Vec<f64>,
-}
-
-/// `len` consecutive entries of one row of an update, from column `col` of the
-/// product, subtracted at `dst..dst + len` counted from the end of the updating
-/// supernode's U block.
-#[derive(Clone, Copy)]
-struct Run {
-    dst: u32,
-    col: u32,
-    len: u32,
 }
 
 /// What a supernode's sizes are: first step, width, panel rows, U block columns.
@@ -165,8 +155,8 @@ impl Blocks {
             a_src: vec![],
             a_dst: vec![],
             reach: vec![],
-            run_ptr: vec![0],
-            runs: vec![],
+            upd_ptr: vec![0],
+            upd_map: vec![],
             tmp: vec![],
         };
         blocks.make_maps(&of, col_ptr, row_idx, pinv, q_inv)?;
@@ -212,22 +202,13 @@ impl Blocks {
             let base = self.val_ptr[s + 1];
             let mut reach = self.reach.last().copied().unwrap_or(0).max(s);
             for r in self.rows_ptr[s] + sh.w..self.rows_ptr[s + 1] {
-                let row_start = self.runs.len();
-                for (i, c) in (self.cols_ptr[s]..self.cols_ptr[s + 1]).enumerate() {
+                for c in self.cols_ptr[s]..self.cols_ptr[s + 1] {
                     let place = self.place(of, self.rows[r], self.cols[c])?;
                     reach = reach.max(owner(place));
-                    let dst = (place - base) as u32;
-                    match self.runs[row_start..].last_mut() {
-                        Some(run) if run.dst + run.len == dst => run.len += 1,
-                        _ => self.runs.push(Run {
-                            dst,
-                            col: i as u32,
-                            len: 1,
-                        }),
-                    }
+                    self.upd_map.push((place - base) as u32);
                 }
-                self.run_ptr.push(u32::try_from(self.runs.len()).ok()?);
             }
+            self.upd_ptr.push(self.upd_map.len());
             self.reach.push(reach);
         }
         self.tmp = vec![0.0; 2 * widest_c];
@@ -275,13 +256,6 @@ impl Blocks {
             .collect()
     }
 
-    /// Entries of all updates and the runs of consecutive places they form (the
-    /// scatter's work and its loop count; diagnostics).
-    pub(super) fn scatter_runs(&self) -> (usize, usize) {
-        let entries = self.runs.iter().map(|r| r.len as usize).sum();
-        (entries, self.runs.len())
-    }
-
     /// Number of supernodes (diagnostics and tests).
     pub(super) fn count(&self) -> usize {
         self.start.len() - 1
@@ -317,28 +291,23 @@ impl Blocks {
                 continue;
             }
             lower_solve(panel, sh.w, ublock, sh.stride);
-            // Update row g's runs, g counted over all supernodes.
-            let g0 = self.rows_ptr[s] - sh.k0;
-            let row_runs = |g: usize| {
-                let (a, b) = (self.run_ptr[g] as usize, self.run_ptr[g + 1] as usize);
-                &self.runs[a..b]
-            };
+            let map = &self.upd_map[self.upd_ptr[s]..self.upd_ptr[s + 1]];
             let l_rows = &panel[sh.w * sh.w..];
             // Two rows of L(R, run) at a time share the loads of U.
             let mut pairs = l_rows.chunks_exact(2 * sh.w);
-            let mut g = g0;
-            for pair in &mut pairs {
+            let mut maps = map.chunks_exact(2 * sh.nc);
+            for (pair, places) in (&mut pairs).zip(&mut maps) {
                 let (l0, l1) = pair.split_at(sh.w);
                 let (t0, t1) = self.tmp[..2 * sh.stride].split_at_mut(sh.stride);
                 product_rows(l0, Some(l1), ublock, sh.stride, t0, t1);
-                scatter(later, row_runs(g), t0);
-                scatter(later, row_runs(g + 1), t1);
-                g += 2;
+                let (p0, p1) = places.split_at(sh.nc);
+                scatter(later, p0, t0);
+                scatter(later, p1, t1);
             }
             if !pairs.remainder().is_empty() {
                 let (t0, t1) = self.tmp[..2 * sh.stride].split_at_mut(sh.stride);
                 product_rows(pairs.remainder(), None, ublock, sh.stride, t0, t1);
-                scatter(later, row_runs(g), t0);
+                scatter(later, maps.remainder(), t0);
             }
         }
         ok
@@ -353,170 +322,73 @@ impl Blocks {
         }
     }
 
-    /// Overwrites `y` (elimination numbering) with the solution of L U y = y, with the
-    /// same blocks: forward by the panels, backward by the U blocks and the upper
-    /// triangles of the diagonal blocks, every product a [`dot_lanes`].
+    /// Overwrites `y` (elimination numbering) with the solution of L U y = y.
     pub(super) fn solve(&mut self, y: &mut [f64]) {
         for s in 0..self.count() {
             let sh = self.shape(s);
             let panel = &self.val[self.val_ptr[s]..self.val_ptr[s] + sh.m * sh.w];
-            let rows = &self.rows[self.rows_ptr[s] + sh.w..self.rows_ptr[s + 1]];
-            forward_block(sh.k0, sh.w, panel, rows, y);
+            let rows = &self.rows[self.rows_ptr[s]..self.rows_ptr[s + 1]];
+            forward_panel(sh.k0, sh.w, panel, rows, y);
         }
         for s in (0..self.count()).rev() {
             let sh = self.shape(s);
             let (w, nc, stride) = (sh.w, sh.nc, sh.stride);
             let (panel, ublock) = self.val[self.val_ptr[s]..self.val_ptr[s + 1]].split_at(sh.m * w);
-            // The solution on C, padded with zeros like the U block's rows.
-            let (tmp, pad) = self.tmp[..stride].split_at_mut(nc);
+            let tmp = &mut self.tmp[..nc];
             for (t, &c) in tmp.iter_mut().zip(&self.cols[self.cols_ptr[s]..]) {
                 *t = y[c];
             }
-            pad.fill(0.0);
-            let tmp = &self.tmp[..stride];
             for i in (0..w).rev() {
-                let right = dot_lanes(&ublock[i * stride..(i + 1) * stride], tmp);
+                let right = dot(&ublock[i * stride..i * stride + nc], tmp);
                 let (head, done) = y[sh.k0..sh.k0 + w].split_at_mut(i + 1);
-                let inner = dot_lanes(&panel[i * w + i + 1..(i + 1) * w], done);
+                let inner = dot(&panel[i * w + i + 1..(i + 1) * w], done);
                 head[i] = (head[i] - right - inner) / panel[i * w + i];
             }
         }
     }
 }
 
-/// Forward substitution with one supernode's panel (row-major, the unit lower triangle
-/// of its `w × w` diagonal block over the steps `k0..k0 + w`, then one row per entry
-/// of `rows`, all below `k0 + w`), in place.
-fn forward_block(k0: usize, w: usize, panel: &[f64], rows: &[usize], y: &mut [f64]) {
-    let (head, tail) = y[k0..].split_at_mut(w);
-    for r in 1..w {
-        let (done, rest) = head.split_at_mut(r);
-        rest[0] -= dot_lanes(&panel[r * w..r * w + r], done);
-    }
-    let below = k0 + w;
-    for (lrow, &g) in panel[w * w..].chunks_exact(w).zip(rows) {
-        tail[g - below] -= dot_lanes(lrow, head);
-    }
-}
-
-/// The dot product of two equally long slices in [`LANES`] independent sums (one
-/// vector register instead of one chain of dependent additions), added in a fixed
-/// order: the same bits for the same input, no reassociation by the compiler.
-fn dot_lanes(a: &[f64], b: &[f64]) -> f64 {
-    debug_assert_eq!(a.len(), b.len());
-    let mut acc = [0.0f64; LANES];
-    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let tail: f64 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for i in 0..LANES {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    let [a0, a1, a2, a3] = acc;
-    (a0 + a1) + (a2 + a3) + tail
-}
-
 /// Dense LU without pivoting of a row-major `m × w` panel whose first `w` rows are the
-/// diagonal block, row by row (each row receives the steps before it in step order, the
-/// rows below the block two at a time sharing the loads of U: the same sums as a
-/// right-looking elimination, with each row kept in cache and the threshold's column
-/// maxima gathered on the way); pivots to `diag`. False if a pivot is zero, not
-/// finite, or below `tau` times the largest entry under it in its column.
+/// diagonal block, right-looking; pivots to `diag`. False if a pivot is zero, not
+/// finite, or below `tau` times the largest entry under it.
 fn factor_panel(panel: &mut [f64], w: usize, tau: f64, diag: &mut [f64]) -> bool {
-    let mut col_max = [0.0f64; MAX_WIDTH];
-    let mut inv = [0.0f64; MAX_WIDTH];
-    let (block, below) = panel.split_at_mut(w * w);
-    for i in 0..w {
-        let (done, rest) = block.split_at_mut(i * w);
-        let row = &mut rest[..w];
-        eliminate_rows(row, None, done, &inv[..i], &mut col_max);
-        diag[i] = row[i];
-        inv[i] = 1.0 / row[i];
-    }
-    let block = &*block;
-    let mut pairs = below.chunks_exact_mut(2 * w);
-    for pair in &mut pairs {
-        let (r0, r1) = pair.split_at_mut(w);
-        eliminate_rows(r0, Some(r1), block, &inv[..w], &mut col_max);
-    }
-    let rest = pairs.into_remainder();
-    if !rest.is_empty() {
-        eliminate_rows(rest, None, block, &inv[..w], &mut col_max);
-    }
-    diag.iter()
-        .zip(&col_max)
-        .all(|(&p, &m)| !(!p.is_finite() || p == 0.0 || p.abs() < tau * m))
-}
-
-/// Applies the steps `0..inv.len()` of a panel's elimination to one row (and a second
-/// one when given, sharing the loads of U): entry j becomes L's multiplier (its size
-/// before the division goes into `col_max[j]`), the rest of the row loses it times
-/// row j of U (`u`, row-major, the panel's width = the row's length).
-fn eliminate_rows(
-    r0: &mut [f64],
-    r1: Option<&mut [f64]>,
-    u: &[f64],
-    inv: &[f64],
-    col_max: &mut [f64],
-) {
-    let w = r0.len();
-    let mut take = |x: &mut f64, j: usize| {
-        let a = x.abs();
-        if a > col_max[j] {
-            col_max[j] = a;
+    let mut ok = true;
+    for j in 0..w {
+        let (top, below) = panel.split_at_mut((j + 1) * w);
+        let pivot = top[j * w + j];
+        let col_max = below
+            .chunks_exact(w)
+            .fold(0.0f64, |m, row| m.max(row[j].abs()));
+        if !pivot.is_finite() || pivot == 0.0 || pivot.abs() < tau * col_max {
+            ok = false;
         }
-        *x *= inv[j];
-        *x
-    };
-    match r1 {
-        Some(r1) => {
-            for j in 0..inv.len() {
-                let (l0, l1) = (take(&mut r0[j], j), take(&mut r1[j], j));
-                let urow = &u[j * w + j + 1..(j + 1) * w];
-                for ((x0, x1), &u) in r0[j + 1..].iter_mut().zip(&mut r1[j + 1..]).zip(urow) {
-                    *x0 -= l0 * u;
-                    *x1 -= l1 * u;
-                }
-            }
-        }
-        None => {
-            for j in 0..inv.len() {
-                let l = take(&mut r0[j], j);
-                let urow = &u[j * w + j + 1..(j + 1) * w];
-                for (x, &u) in r0[j + 1..].iter_mut().zip(urow) {
-                    *x -= l * u;
-                }
+        diag[j] = pivot;
+        let inv = 1.0 / pivot;
+        let urow = &top[j * w + j + 1..(j + 1) * w];
+        for row in below.chunks_exact_mut(w) {
+            let l = row[j] * inv;
+            row[j] = l;
+            for (x, &u) in row[j + 1..].iter_mut().zip(urow) {
+                *x -= l * u;
             }
         }
     }
+    ok
 }
 
 /// Solves L U_block = U_block in place for the unit lower triangle L of the panel's
-/// diagonal block (`w × stride` U block, row-major, `stride` whole [`LANES`]): LANES
-/// columns at a time, each entry kept in a register while the earlier rows are
-/// subtracted from it in step order (the same sums as row-by-row axpys, without
-/// storing and reloading the row after every step).
-fn lower_solve(panel: &[f64], w: usize, ublock: &mut [f64], stride: usize) {
-    for c in (0..stride).step_by(LANES) {
-        for i in 1..w {
-            let (done, rest) = ublock.split_at_mut(i * stride);
-            let target: &mut [f64; LANES] = (&mut rest[c..c + LANES]).try_into().expect("lanes");
-            let mut acc = *target;
-            for (&l, prev) in panel[i * w..i * w + i]
-                .iter()
-                .zip(done.chunks_exact(stride))
-            {
-                let u: &[f64; LANES] = prev[c..c + LANES].try_into().expect("whole lanes");
-                for t in 0..LANES {
-                    acc[t] -= l * u[t];
-                }
+/// diagonal block (`w × nc` U block, row-major).
+fn lower_solve(panel: &[f64], w: usize, ublock: &mut [f64], nc: usize) {
+    if nc == 0 {
+        return;
+    }
+    for i in 1..w {
+        let (done, rest) = ublock.split_at_mut(i * nc);
+        let row = &mut rest[..nc];
+        for (&l, prev) in panel[i * w..i * w + i].iter().zip(done.chunks_exact(nc)) {
+            for (x, &u) in row.iter_mut().zip(prev) {
+                *x -= l * u;
             }
-            *target = acc;
         }
     }
 }
@@ -546,12 +418,9 @@ fn product_rows(
     }
 }
 
-/// Subtracts the product row `t` at the places of its runs.
-fn scatter(later: &mut [f64], runs: &[Run], t: &[f64]) {
-    for run in runs {
-        let (dst, col, len) = (run.dst as usize, run.col as usize, run.len as usize);
-        for (x, &t) in later[dst..dst + len].iter_mut().zip(&t[col..col + len]) {
-            *x -= t;
-        }
+/// Subtracts the first `places.len()` entries of `t` at their places.
+fn scatter(later: &mut [f64], places: &[u32], t: &[f64]) {
+    for (&place, &t) in places.iter().zip(t) {
+        later[place as usize] -= t;
     }
 }

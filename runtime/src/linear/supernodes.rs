@@ -36,7 +36,7 @@ pub(super) struct Supernodes {
 /// Widest supernode: a panel costs width² numbers for its diagonal block.
 const MAX_WIDTH: usize = 64;
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
+pub(super) fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(a, b)| a * b).sum()
 }
 
@@ -184,8 +184,9 @@ impl Supernodes {
 }
 
 /// Forward substitution with one supernode's panel (row-major, `rows.len() × w`, the
-/// unit lower triangle of its diagonal block, then L below it), in place.
-fn forward_panel(k0: usize, w: usize, panel: &[f64], rows: &[usize], y: &mut [f64]) {
+/// unit lower triangle of its diagonal block, then L below it), in place; shared by
+/// the supernodal and the blocked kernels, whose panels have this layout.
+pub(super) fn forward_panel(k0: usize, w: usize, panel: &[f64], rows: &[usize], y: &mut [f64]) {
     for r in 1..w {
         let (done, rest) = y[k0..].split_at_mut(r);
         rest[0] -= dot(&panel[r * w..r * w + r], done);

@@ -235,22 +235,24 @@ fn a_singular_matrix_names_the_dependent_column_in_every_kernel() {
 }
 
 #[test]
-fn the_blocked_updates_scatter_in_runs_of_consecutive_places() {
+fn the_blocked_shapes_cover_the_elimination() {
     let (bodies, joints) = vehicle_joints();
     for (p, v) in [
         iteration_matrix(16, &chain_joints(16), 1),
         iteration_matrix(bodies, &joints, 1),
     ] {
         let mut lu = SparseLu::new(&p).unwrap();
+        assert!(
+            lu.blocked_shapes().is_empty(),
+            "no order before a factorization"
+        );
         lu.factorize(&v).unwrap();
         let shapes = lu.blocked_shapes();
         assert_eq!(shapes.len(), lu.supernodes());
-        // Every entry of every update `L(R, run) · U(run, C)` is scattered once.
-        let updates: usize = shapes.iter().map(|&(w, m, nc)| (m - w) * nc).sum();
-        let (entries, runs) = lu.blocked_scatter_runs().unwrap();
-        assert_eq!(entries, updates);
-        // A stretch of a row that lands in one later panel or U block row is one run
-        // (7.6 entries per run on the chain of 16, 7.8 on this vehicle).
-        assert!(4 * runs < entries, "{entries} entries in {runs} runs");
+        // The supernodes' widths partition the unknowns; a panel holds its own rows;
+        // the last supernode has nothing right of it.
+        assert_eq!(shapes.iter().map(|s| s.0).sum::<usize>(), p.n);
+        assert!(shapes.iter().all(|&(w, m, _)| w >= 1 && m >= w));
+        assert_eq!(shapes.last().map(|s| s.2), Some(0));
     }
 }
