@@ -5,7 +5,9 @@
 //! dense blocks, the default) against the supernodal one (columns with updates grouped
 //! by supernode) in the same invocation, in CPU time of the thread (the machine is
 //! shared). Run with `cargo bench --workspace --bench lu` (add
-//! `-- quick` for a short run, and sizes to replace N = 16, 64, 256, 1000). Prints a markdown table for docs/performance.md.
+//! `-- quick` for a short run, `-- profile` to time the blocked kernel alone, and sizes to replace N = 16, 64, 256, 1000); the last row
+//! (N = 0) is the vehicle-like mechanism of `matrices::vehicle_joints` (17 bodies).
+//! Prints a markdown table for docs/performance.md.
 
 #[path = "../tests/runtime/common/matrices.rs"]
 mod matrices;
@@ -46,6 +48,7 @@ fn time(lu: &mut SparseLu, values: &[f64], rhs: &[f64], x: &mut [f64], reps: usi
 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
+    let profile = std::env::args().any(|a| a == "profile");
     println!("| N | unknowns | nnz(L+U) | multiply-adds (column / blocked) | supernodes (super / blocked) | supernodal µs | blocked µs | µs per body (super / blocked) | blocked / supernodal | max rel. difference |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     // Sizes on the command line replace the default ones.
@@ -53,8 +56,15 @@ fn main() {
     if sizes.is_empty() {
         sizes = vec![16, 64, 256, 1000];
     }
-    for n in sizes {
-        let (pattern, values) = matrices::iteration_matrix(n, &matrices::chain_joints(n), 1);
+    // N-link chains, then the vehicle-like tree with closed suspension loops (N = 0
+    // in the table, its 17 bodies in the per-body figures).
+    let (vehicle_bodies, vehicle) = matrices::vehicle_joints();
+    let cases = sizes
+        .into_iter()
+        .map(|n| (n, n, matrices::chain_joints(n)))
+        .chain([(0, vehicle_bodies, vehicle)]);
+    for (label, n, joints) in cases {
+        let (pattern, values) = matrices::iteration_matrix(n, &joints, 1);
         let mut seed = 5;
         let rhs: Vec<f64> = (0..pattern.n).map(|_| matrices::lcg(&mut seed)).collect();
         let mut old = SparseLu::new(&pattern).expect("analysis");
@@ -73,7 +83,9 @@ fn main() {
         // Interleaved rounds, the median of the per-round medians.
         let (mut to, mut tn) = (vec![], vec![]);
         for _ in 0..5 {
-            to.push(time(&mut old, &values, &rhs, &mut xo, reps));
+            // `-- profile`: the blocked kernel alone (for perf; the ratio is then void).
+            let old_reps = if profile { 1 } else { reps };
+            to.push(time(&mut old, &values, &rhs, &mut xo, old_reps));
             tn.push(time(&mut new, &values, &rhs, &mut xn, reps));
         }
         to.sort_by(f64::total_cmp);
@@ -88,7 +100,7 @@ fn main() {
         assert_eq!(new.full_factorizations(), 1);
         assert_eq!(new.active(), LuKernel::Blocked);
         println!(
-            "| {n} | {} | {} | {} / {} | {} / {} | {to:.1} | {tn:.1} | {:.3} / {:.3} | {:.2} | {diff:.1e} |",
+            "| {label} | {} | {} | {} / {} | {} / {} | {to:.1} | {tn:.1} | {:.3} / {:.3} | {:.2} | {diff:.1e} |",
             pattern.n,
             new.factor_nnz(),
             multiply_adds(&new),

@@ -335,6 +335,14 @@ impl SparseLu {
         self.dense.as_ref().map(Blocks::multiply_adds)
     }
 
+    /// Width, panel rows and U block columns of each supernode of the blocked kernel
+    /// (empty when the kept patterns do not fit its blocks); for diagnostics: the
+    /// kernel's work is `w·(m−w)·nc` multiply-adds and `(m−w)·nc` scattered entries
+    /// per supernode for the update, besides the panel's LU.
+    pub fn blocked_shapes(&self) -> Vec<(usize, usize, usize)> {
+        self.dense.as_ref().map_or(vec![], Blocks::shapes)
+    }
+
     fn refactor_chosen(&mut self, values: &[f64], tau: f64) -> bool {
         self.factored = self.active();
         match self.factored {

@@ -246,6 +246,16 @@ impl Blocks {
         }
     }
 
+    /// Width, panel rows and U block columns of every supernode (diagnostics).
+    pub(super) fn shapes(&self) -> Vec<(usize, usize, usize)> {
+        (0..self.count())
+            .map(|s| {
+                let sh = self.shape(s);
+                (sh.w, sh.m, sh.nc)
+            })
+            .collect()
+    }
+
     /// Number of supernodes (diagnostics and tests).
     pub(super) fn count(&self) -> usize {
         self.start.len() - 1

@@ -233,3 +233,26 @@ fn a_singular_matrix_names_the_dependent_column_in_every_kernel() {
         assert!(residual(&p, &sets[2], &x, &b) < 1e-12);
     }
 }
+
+#[test]
+fn the_blocked_shapes_cover_the_elimination() {
+    let (bodies, joints) = vehicle_joints();
+    for (p, v) in [
+        iteration_matrix(16, &chain_joints(16), 1),
+        iteration_matrix(bodies, &joints, 1),
+    ] {
+        let mut lu = SparseLu::new(&p).unwrap();
+        assert!(
+            lu.blocked_shapes().is_empty(),
+            "no order before a factorization"
+        );
+        lu.factorize(&v).unwrap();
+        let shapes = lu.blocked_shapes();
+        assert_eq!(shapes.len(), lu.supernodes());
+        // The supernodes' widths partition the unknowns; a panel holds its own rows;
+        // the last supernode has nothing right of it.
+        assert_eq!(shapes.iter().map(|s| s.0).sum::<usize>(), p.n);
+        assert!(shapes.iter().all(|&(w, m, _)| w >= 1 && m >= w));
+        assert_eq!(shapes.last().map(|s| s.2), Some(0));
+    }
+}
