@@ -336,9 +336,10 @@ fn build_front_with(front: Front, opts: &BuildOptions, tiered: bool) -> Result<B
                 roles: lowered.types[k].roles.iter().map(|(r, _, _)| *r).collect(),
                 pending,
             })
-            .collect();
-        let opts = opts.backend.clone();
-        let t = crate::tier::start(jobs, lowered.types.len(), compiled.jit, opts)
+            .collect::<Vec<_>>();
+        let threads = crate::compile::jobs(opts, jobs.len());
+        let backend = opts.backend.clone();
+        let t = crate::tier::start(jobs, lowered.types.len(), compiled.jit, backend, threads)
             .map_err(BuildError::Backend)?;
         model.table.upgrade = fdc_runtime::table::Upgradable::new(t.upgrade().clone());
         Some(t)
