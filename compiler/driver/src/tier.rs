@@ -100,10 +100,13 @@ struct Shared {
     start: Instant,
 }
 
+/// One job built: its functions (in the order of `Pending::funcs`) and times.
+type Built = Result<(Vec<ElementFn>, Timings), String>;
+
 #[derive(Default)]
 struct State {
-    /// Per job, once built: its functions (in the order of `Pending::funcs`) and times.
-    done: Vec<Option<Result<(Vec<ElementFn>, Timings), String>>>,
+    /// Per job, once built.
+    done: Vec<Option<Built>>,
     finished: usize,
     /// Set by the thread that finishes the last job.
     outcome: Option<Result<TierReport, String>>,
@@ -188,7 +191,7 @@ fn name(job: &Job) -> &str {
     f.split("::").next().unwrap_or(f)
 }
 
-fn compile_job(job: &Job, shared: &Shared) -> Result<(Vec<ElementFn>, Timings), String> {
+fn compile_job(job: &Job, shared: &Shared) -> Built {
     let p = &job.pending;
     let compiled = fdc_backend::compile_recorded_in(
         &p.graph,
@@ -204,10 +207,7 @@ fn compile_job(job: &Job, shared: &Shared) -> Result<(Vec<ElementFn>, Timings), 
 
 /// Puts the built types into a tier, in type order, and publishes it; the first error
 /// of a type instead (nothing is published then).
-fn finish(
-    shared: &Shared,
-    done: &mut [Option<Result<(Vec<ElementFn>, Timings), String>>],
-) -> Result<TierReport, String> {
+fn finish(shared: &Shared, done: &mut [Option<Built>]) -> Result<TierReport, String> {
     let mut functions: Vec<[Option<ElementFn>; Role::ALL.len()]> =
         vec![Default::default(); shared.n_types];
     let mut report = TierReport::default();
