@@ -289,3 +289,32 @@ fn the_optimizing_tier_on_several_threads_builds_every_type_and_the_same_bits() 
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_driver_leaves_the_iteration_matrices_to_llvm_and_simplifies_the_rest() {
+    use fdc_ir::simplify::Stop;
+    use fdc_ir::stats::stats;
+    let f = stdlib_front("tiers-roles");
+    let l = &f.lowered;
+    let ty = l.types.iter().find(|t| t.name == "spring_damper").unwrap();
+    let funcs = type_funcs(ty);
+    let (g, out, reports) = simplify_all(&l.graph, funcs.clone());
+    let (mut iter_seen, mut removed) = (false, 0);
+    for ((before, after), report) in funcs.iter().zip(&out).zip(&reports) {
+        let (n0, n1) = (
+            stats(&l.graph, &before.outputs).total,
+            stats(&g, &after.outputs).total,
+        );
+        if before.name.ends_with("::iter") || before.name.ends_with("::iter_noqv") {
+            iter_seen = true;
+            assert_eq!(n1, n0, "{}", before.name);
+            assert!(matches!(report.stop, Stop::Skipped(_)), "{}", report.stop);
+        } else {
+            assert!(n1 <= n0, "{}: {n0} -> {n1}", before.name);
+            removed += n0 - n1;
+        }
+    }
+    assert!(iter_seen);
+    // The residual's sign rules (benches/rules.rs: 10 of its 286 operations).
+    assert!(removed >= 10, "{removed} operations removed");
+}
