@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Tiered compilation and the shared JIT, measured through the real binaries.
 
-Usage: bench/tiers.py FDC BASELINE_FDC [RUNS [CASES]]   (default 5, cold,edit; CASES
-"none" skips part 2)
+Usage: bench/tiers.py FDC BASELINE_FDC [RUNS [CASES]]   (default 5, warm,cold,edit: the
+parts to run)
 
 1. Warm builds (`fdc build --timings`, cache filled first) of generated chains of
    10 and 100 bodies: the JIT/link phase and the whole process, FDC and BASELINE_FDC
    alternately, medians.
 2. Time to first result of the 10-body chain, cold (fresh cache directory), whole
    process `fdc run chain.fd --end 0.01`: FDC tiered (no --opt-level) and FDC with
-   --opt-level 2 (one tier), interleaved. "first result" is when the `results:`
+   --opt-level 2 (one tier) and BASELINE_FDC tiered, interleaved. "first result" is when the `results:`
    line appears on stderr (the CSV is complete then); "exit" is the process end (a
    tiered run waits for the optimizing build, which fills the cache). Then the same
    after changing one literal in a one-off element of a cached model.
@@ -65,9 +65,10 @@ def first_result(args, cache):
 
 
 med = statistics.median
+cases = sys.argv[4].split(",") if len(sys.argv) > 4 else ("warm", "cold", "edit")
 print(f"# warm builds, {runs} runs each, medians [ms]")
 print(f"{'N':>5} {'jit/link new':>13} {'base':>6} {'ratio':>6} {'backend new':>12} {'base':>6} {'ratio':>6} {'wall new':>9} {'base':>6} {'ratio':>6}")
-for n in (10, 100):
+for n in (10, 100) if "warm" in cases else ():
     m = chain(n)
     res = {"new": [], "base": []}
     for who, b in (("new", fdc), ("base", base)):
@@ -83,14 +84,14 @@ for n in (10, 100):
 print(f"\n# 10-body chain, `fdc run --end 0.01`, {runs} runs each, medians [ms]")
 print(f"{'case':<8} {'tier':<8} {'first result':>13} {'exit':>8}")
 m = chain(10, drag=0.5)
-for case in (sys.argv[4].split(",") if len(sys.argv) > 4 else ("cold", "edit")):
-    if case not in ("cold", "edit"):
-        continue
-    res = {"tiered": [], "one": []}
+tiers = ("tiered", "one", "base")  # base: BASELINE_FDC tiered
+for case in (c for c in cases if c in ("cold", "edit")):
+    res = {who: [] for who in tiers}
     for r in range(runs):
-        for who in ("tiered", "one"):
+        for who in tiers:
             cache = os.path.join(work, f"ttfr-{case}-{who}-{r}")
-            args = [fdc, "run", m, "--end", "0.01"] + ([] if who == "tiered" else ["--opt-level", "2"])
+            args = [base if who == "base" else fdc, "run", m, "--end", "0.01"]
+            args += ["--opt-level", "2"] if who == "one" else []
             if case == "edit":
                 chain(10, drag=0.5)
                 subprocess.run(args + ["--cache-dir", cache, "-o", os.path.join(work, "o.csv")],
@@ -99,8 +100,11 @@ for case in (sys.argv[4].split(",") if len(sys.argv) > 4 else ("cold", "edit")):
             else:
                 chain(10, drag=0.5)
             res[who].append(first_result(args, cache))
-    for who in ("tiered", "one"):
+    for who in tiers:
         print(f"{case:<8} {who:<8} {med(x[0] for x in res[who]):>13.0f} {med(x[1] for x in res[who]):>8.0f}")
     t, o = med(x[0] for x in res["tiered"]), med(x[0] for x in res["one"])
     print(f"{case:<8} ratio tiered/one first result {t / o:.2f}")
+    e = {who: med(x[1] for x in res[who]) for who in tiers}
+    print(f"{case:<8} exit ratios: tiered/one {e['tiered'] / e['one']:.2f}, "
+          f"tiered/base tiered {e['tiered'] / e['base']:.2f}")
 subprocess.run(["rm", "-rf", work])

@@ -373,9 +373,11 @@ fn finish_tier(tier: Option<fdc_driver::tier::TierBuild>, upgraded: bool, verbos
     let Some(t) = tier else { return };
     match t.wait() {
         Ok(r) if verbose => eprintln!(
-            "tiers: level 0 first, optimized code of {} types ready after {:.0} ms{}",
+            "tiers: level 0 first, optimized code of {} types ready after {:.0} ms \
+             ({} threads at most){}",
             r.types,
             r.timings.total,
+            r.threads,
             if upgraded {
                 ", switched during the run"
             } else {

@@ -96,8 +96,9 @@ struct TypeResult {
     pending: Option<Pending>,
 }
 
-/// The number of compile threads for `opts` and `n` types.
-fn jobs(opts: &BuildOptions, n: usize) -> usize {
+/// The number of compile threads for `opts` and `n` types (also the bound of the
+/// optimizing tier's threads, `crate::tier`).
+pub(crate) fn jobs(opts: &BuildOptions, n: usize) -> usize {
     let wanted = if opts.jobs > 0 {
         opts.jobs
     } else {

@@ -336,9 +336,10 @@ fn build_front_with(front: Front, opts: &BuildOptions, tiered: bool) -> Result<B
                 roles: lowered.types[k].roles.iter().map(|(r, _, _)| *r).collect(),
                 pending,
             })
-            .collect();
-        let opts = opts.backend.clone();
-        let t = crate::tier::start(jobs, lowered.types.len(), compiled.jit, opts)
+            .collect::<Vec<_>>();
+        let threads = crate::compile::jobs(opts, jobs.len());
+        let backend = opts.backend.clone();
+        let t = crate::tier::start(jobs, lowered.types.len(), compiled.jit, backend, threads)
             .map_err(BuildError::Backend)?;
         model.table.upgrade = fdc_runtime::table::Upgradable::new(t.upgrade().clone());
         Some(t)
@@ -424,7 +425,20 @@ fn runtime_model(
 /// same simplifier ([`simplify_all`], the driver's dedup, the unit of compilation and
 /// the order of the role functions):
 /// it enters the key of the cache level before simplification.
-const PIPELINE_VERSION: &str = "driver pipeline 2";
+const PIPELINE_VERSION: &str = "driver pipeline 3";
+
+/// Roles the e-graph is not run on. Measured (`benches/rules.rs`, docs/performance.md
+/// "What the e-graph buys"): the iteration matrices take 70 % of the simplifier's time
+/// over the standard library, its rules remove 6 % of their operations, and their
+/// level-2 code is not reliably faster for it (LLVM's own CSE and instcombine do most
+/// of the same), nor quicker to compile. The other roles keep it.
+pub const NOT_SIMPLIFIED: &[Role] = &[Role::Iter, Role::IterNoqv];
+
+/// Whether the role function `name` (`type::role`, [`type_funcs`]) is simplified.
+fn simplified_role(name: &str) -> bool {
+    let role = name.rsplit("::").next().unwrap_or(name);
+    !NOT_SIMPLIFIED.iter().any(|r| r.name() == role)
+}
 
 /// Names the transformation from the unsimplified role functions to the compiled
 /// ones, for the cache level keyed before simplification: everything that may change
@@ -444,7 +458,8 @@ pub fn recipe_with(simplify: bool, simplifier: &str) -> String {
 }
 
 /// Simplifies each function on its own (the e-graph is bounded per function) and
-/// gathers the results into one graph again; one report per function.
+/// gathers the results into one graph again; one report per function. The roles of
+/// [`NOT_SIMPLIFIED`] are gathered as they are (their report says so).
 pub fn simplify_all(
     graph: &Graph,
     funcs: Vec<Func>,
@@ -468,7 +483,11 @@ pub fn simplify_all(
             reports.push(report);
             continue;
         }
-        let s = fdc_ir::simplify::simplify(graph, &f.outputs, &limits);
+        let s = if simplified_role(&f.name) {
+            fdc_ir::simplify::simplify(graph, &f.outputs, &limits)
+        } else {
+            fdc_ir::simplify::skipped(graph, &f.outputs, "not run on this role")
+        };
         let outputs = s.graph.extract(&s.outputs, &mut out);
         done.insert(f.outputs.clone(), result.len());
         result.push(Func {

@@ -9,66 +9,8 @@ use fdc_diff::Role;
 use fdc_driver::pipeline::{front, render, BuildError};
 use fdc_ir::interp::eval;
 
-const MODEL: &str = "
-gravity [0, 0, -9.81];
-body a: rigid_body { mass = 2; inertia = [0.1, 0.2, 0.3]; position = [0.3, 0.1, -0.2];
-    orientation = quat(0.9, 0.1, -0.3, 0.2); angular_velocity = [0.5, -1, 2]; }
-body b: rigid_body { mass = 1; inertia = [0.05, 0.04, 0.03]; position = [1.0, -0.2, 0.4];
-    orientation = quat(0.7, -0.2, 0.5, 0.4); velocity = [0.1, 0.2, 0.3]; }
-joint r: revolute(a) { at = [0, 0, 0]; axis = [0.2, 0.3, 1]; }
-joint s: spherical(b, a) { at = [0.7, 0, 0.1]; }
-joint p: prismatic(a, b) { at = [0.5, 0, 0]; axis = [1, 0.2, 0]; }
-joint c: cylindrical(b) { at = [1, 0, 0]; axis = [0, 1, 0.3]; }
-joint u: universal(a, b) { at = [0.6, 0, 0]; axis1 = [0, 0, 1]; axis2 = [0, 1, 0]; }
-joint f: fixed(a, b) { at = [0.6, 0.1, 0]; }
-joint p1: transfix_ground(a) { at = [0.1, 0.2, 0.3]; n = [0.3, 0.4, 0.5]; }
-joint p2: rotfix_ground(b) { a = [1, 0.2, 0]; g = [0, 1, 0.1]; }
-joint p3: transfix_bb(a, b) { at = [0.2, 0.1, 0]; n = [0, 0.6, 0.8]; }
-joint p4: rotfix_bb(a, b) { a1 = [1, 0, 0]; a2 = [0, 0.3, 1]; }
-force sd: spring_damper(a, b) { at_a = [0.4, 0.1, 0]; at_b = [0.9, 0, 0.3]; stiffness = 40; damping = 3; preload = 2; }
-force cf: constant_force(b) { value = [1, -2, 3]; at = [1.1, 0, 0.4]; }
-force ct: constant_torque(a) { value = [0.3, 0.2, -0.1]; }
-force ts: torsion_spring(a, b) { axis = [0, 0, 1]; stiffness = 5; damping = 0.5; preload = 0.1; }
-driver dr: rotation_driver(a, b) { axis = [0, 0, 1]; value = 0.3*sin(2*t); ramp = 0.5; }
-driver dr2: rotation_driver(b) { axis = [0, 1, 0]; value = 2*t; }
-force bu: bushing(a, b) { at = [0.5, 0, 0]; stiffness = [10, 20, 30]; damping = [1, 2, 3];
-    rot_stiffness = [4, 5, 6]; rot_damping = [0.1, 0.2, 0.3]; }
-joint g3: fix_dof(a, b) { at = [0.3, 0.2, 0.1]; axes = [[0, 1, 0], [0, 0, 1], [1, 0, 0]]; dof = 3; }
-joint g1: fix_dof(b) { at = [0.3, 0.2, 0.1]; dof = 1; }
-driver dt: translation_driver(b) { at = [1, 0, 0]; axis = [0, 0, 1]; value = 0.1*t^2 + 0.2; ramp = 0.6; }
-driver drl: rotation_driver_local(a, b) { axis1 = [0, 0.3, 1]; axis2 = [0.2, 0, 1];
-    value = 0.3*sin(2*t) + 0.1; ramp = 0.5; }
-driver dtl: translation_driver_local(b, e) { at1 = [0.1, 0, 0]; at2 = [1, 0.2, 0];
-    axis2 = [0, 0.4, 1]; value = 0.1*t^2 + 0.2; ramp = 0.6; }
-body e: rigid_body_euler { mass = 1.5; inertia = [0.07, 0.05, 0.02]; position = [0.2, 0.8, 0.1];
-    orientation = quat(0.6, 0.3, -0.2, 0.5); velocity = [0.3, 0, -0.2];
-    angular_velocity = [1, 0.5, -0.7]; }
-joint re: revolute(e, a) { at = [0.3, 0.5, 0.1]; axis = [0.1, 1, 0.2]; }
-joint ue: universal(b, e) { at = [0.6, 0.4, 0.2]; axis1 = [1, 0, 0]; axis2 = [0, 0, 1]; }
-joint fe: fixed(e) { at = [0.2, 0.9, 0]; }
-force sde: spring_damper(e, b) { at_a = [0.2, 0.7, 0]; at_b = [0.9, 0.1, 0.3]; stiffness = 30; damping = 2; preload = 1; }
-force cte: constant_torque(e) { value = [0.1, -0.4, 0.2]; }
-force bue: bushing(a, e) { at = [0.3, 0.6, 0]; stiffness = [10, 20, 30]; damping = [1, 2, 3];
-    rot_stiffness = [4, 5, 6]; rot_damping = [0.1, 0.2, 0.3]; }
-/// A point mass in Cartesian coordinates hanging from a point of a body by a spring.
-element hanging(b: body) {
-    param m = 0.5;
-    coordinates p: vec3 = [0.4, 0.3, -0.5], s: scalar = 0.2;
-    kinetic = 0.5*m*dot(rate(p), rate(p)) + 0.5*rate(s)^2*(1 + s^2);
-    potential = -m*dot(gravity, p) + 20*norm(p - b.point([0.1, 0, 0]))^2 + s^4;
-    constrain dot(p, b.axis([0, 0, 1])) - s - initial(dot(p, b.axis([0, 0, 1])) - s);
-}
-joint rd: rod(a, b) { at1 = [0.2, 0.3, 0]; at2 = [0.8, 0, 0.2]; }
-force arb: anti_roll_bar(a, e, b) { axis_left = [1, 0, 0]; axis_right = [0, 1, 0.2];
-    stiffness = 7; damping = 0.4; }
-force ty: mf_tyre(a) { radius = 3; stiffness = 50; damping = 4; fz_smooth = 2; fz0 = 100;
-    axis = [0.1, 1, 0.2]; road_plane = [-0.5, 0.1, -0.05]; road_x_amp = [0.1, 0.05, 0];
-    road_x_freq = [0.3, 0.8, 0]; road_y_amp = [0.07, 0, 0]; road_y_freq = [0.4, 0, 0];
-    patch_mu = 0.5; patch_from = [-0.5, -0.5, 0]; patch_to = [0.5, 0.5, 0]; plane_h = 0.1;
-    plane_gx = 0.02; plane_gy = -0.03; plane_mu = 0.1; }
-element ha: hanging(a);
-element he: hanging(e);
-";
+// Also the model of `benches/rules.rs` (what each simplifier rule family buys).
+const MODEL: &str = include_str!("every_stdlib_type.fd");
 
 /// A small deterministic generator (the test must not depend on a seed crate).
 pub(crate) struct Lcg(pub u64);

@@ -221,3 +221,100 @@ fn a_tiered_build_caches_only_the_optimized_code_and_switches_to_it() {
     );
     let _ = std::fs::remove_dir_all(&cache);
 }
+
+/// Five element types (two bodies, a joint, three forces) for the threads of the
+/// optimizing tier to share out.
+const FIVE_TYPES: &str = "
+gravity [0, 0, -9.81];
+body a: rigid_body { mass = 2; inertia = [0.1, 0.2, 0.3]; position = [0.3, 0.1, -0.2]; }
+body b: rigid_body { mass = 1; inertia = [0.05, 0.04, 0.03]; position = [1.0, -0.2, 0.4]; }
+joint r: revolute(a) { at = [0, 0, 0]; axis = [0.2, 0.3, 1]; }
+force sd: spring_damper(a, b) { at_a = [0.4, 0.1, 0]; at_b = [0.9, 0, 0.3]; stiffness = 40; damping = 3; preload = 2; }
+force ts: torsion_spring(a, b) { axis = [0, 0, 1]; stiffness = 5; damping = 0.5; preload = 0.1; }
+force cf: constant_force(b) { value = [1, -2, 3]; at = [1.1, 0, 0.4]; }
+simulate { end = 0.05; step = 1e-3; output_every = 0.01; }
+";
+
+/// The rows of `built` run to the end, and whether it switched tiers.
+fn rows_of(built: Built) -> (MemorySink, bool) {
+    let s = runtime_settings(&built.settings, &Overrides::default()).unwrap();
+    let mut sys = System::new(built.model).unwrap();
+    let mut sink = MemorySink::default();
+    sys.run(&s, &mut sink).unwrap();
+    (sink, sys.code_upgraded())
+}
+
+#[test]
+fn the_optimizing_tier_on_several_threads_builds_every_type_and_the_same_bits() {
+    let dir = std::env::temp_dir().join(format!("fdc-tier-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("five.fd");
+    std::fs::write(&path, FIVE_TYPES).unwrap();
+    let opts = |jobs: usize, cache: &str| BuildOptions {
+        jobs,
+        backend: Options {
+            opt_level: 2,
+            cache: CacheMode::Dir(dir.join(cache)),
+        },
+        ..no_cache()
+    };
+    // The reference: one tier, level 2, on a cache of its own.
+    let (reference, _) = rows_of(build(&path, &opts(1, "reference")).unwrap());
+    assert!(reference.rows.len() >= 5);
+    for jobs in [1, 3] {
+        let cache = format!("cache-{jobs}");
+        let mut tiered = build_from_tiered(ModelSource::File(&path), &opts(jobs, &cache)).unwrap();
+        let tier = tiered
+            .tier
+            .take()
+            .expect("a cold cache starts the optimizing build");
+        let report = tier.wait().expect("the optimized code builds");
+        assert!(tiered.types.compiled >= 5, "{:?}", tiered.types);
+        assert_eq!(report.types, tiered.types.compiled, "jobs {jobs}");
+        // One thread: one worker and no helper; three: at most three at once.
+        assert!(
+            (1..=jobs).contains(&report.threads),
+            "jobs {jobs}: {} threads",
+            report.threads
+        );
+        let (rows, upgraded) = rows_of(tiered);
+        assert!(
+            upgraded,
+            "jobs {jobs}: the run switched to the optimized code"
+        );
+        assert_eq!(bits(&rows), bits(&reference), "jobs {jobs}");
+        // Every optimized type reached the cache: a second build compiles nothing.
+        let again = build(&path, &opts(jobs, &cache)).unwrap();
+        assert_eq!(again.types.compiled, 0, "jobs {jobs}: {:?}", again.types);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_driver_leaves_the_iteration_matrices_to_llvm_and_simplifies_the_rest() {
+    use fdc_ir::simplify::Stop;
+    use fdc_ir::stats::stats;
+    let f = stdlib_front("tiers-roles");
+    let l = &f.lowered;
+    let ty = l.types.iter().find(|t| t.name == "spring_damper").unwrap();
+    let funcs = type_funcs(ty);
+    let (g, out, reports) = simplify_all(&l.graph, funcs.clone());
+    let (mut iter_seen, mut removed) = (false, 0);
+    for ((before, after), report) in funcs.iter().zip(&out).zip(&reports) {
+        let (n0, n1) = (
+            stats(&l.graph, &before.outputs).total,
+            stats(&g, &after.outputs).total,
+        );
+        if before.name.ends_with("::iter") || before.name.ends_with("::iter_noqv") {
+            iter_seen = true;
+            assert_eq!(n1, n0, "{}", before.name);
+            assert!(matches!(report.stop, Stop::Skipped(_)), "{}", report.stop);
+        } else {
+            assert!(n1 <= n0, "{}: {n0} -> {n1}", before.name);
+            removed += n0 - n1;
+        }
+    }
+    assert!(iter_seen);
+    // The residual's sign rules (benches/rules.rs: 10 of its 286 operations).
+    assert!(removed >= 10, "{removed} operations removed");
+}

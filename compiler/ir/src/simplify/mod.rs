@@ -169,6 +169,31 @@ pub fn simplify_observed(
     out
 }
 
+/// [`simplify`] without the rule families `off` ([`rules::FAMILIES`]): for measuring
+/// what each family buys. Without any rule, what is left is hash-consing (CSE across
+/// the outputs), constant folding and extraction.
+pub fn simplify_without(
+    graph: &Graph,
+    outputs: &[NodeId],
+    limits: &Limits,
+    off: &[&str],
+) -> Simplified {
+    simplify_with(graph, outputs, limits, &rules::rewrites_without(off), || {})
+}
+
+/// What [`simplify`] returns when it cannot do better, for a caller that does not run
+/// the pass on some functions (the driver, on roles where it does not pay): the
+/// needed part of `graph` as it is, with a report that says `why`. Invalid output ids
+/// are handled as [`simplify`] handles them.
+pub fn skipped(graph: &Graph, outputs: &[NodeId], why: &str) -> Simplified {
+    let start = Instant::now();
+    if graph.foreign(outputs).is_some() {
+        return simplify_with(graph, outputs, &Limits::default(), &[], || {});
+    }
+    let cost = graph_cost(graph, outputs);
+    unchanged(graph, outputs, Stop::Skipped(why.to_string()), cost, start)
+}
+
 /// [`simplify`] of a function: the simplified graph and the same function (name,
 /// input sizes) with its outputs in that graph.
 pub fn simplify_func(graph: &Graph, func: &Func, limits: &Limits) -> (Graph, Func, Report) {

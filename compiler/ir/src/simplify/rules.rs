@@ -309,11 +309,102 @@ impl Applier<FdLang, ConstFold> for DynApplier {
     }
 }
 
+/// The rules grouped by what they do, to measure what each group buys (switch one
+/// off, `fdc-driver`'s `benches/rules.rs`) and to choose the default set. Every rule
+/// of [`rule_specs`] is in exactly one family (a test checks it).
+pub const FAMILIES: &[(&str, &[&str])] = &[
+    (
+        "units",
+        &[
+            "mul-one-r",
+            "mul-one-l",
+            "div-one",
+            "mul-minus-one-r",
+            "mul-minus-one-l",
+            "div-minus-one",
+            "add-neg-zero-r",
+            "add-neg-zero-l",
+            "sub-zero",
+            "neg-zero-sub",
+        ],
+    ),
+    (
+        "signs",
+        &[
+            "neg-neg",
+            "add-neg-r",
+            "add-neg-l",
+            "sub-neg",
+            "mul-neg-l",
+            "mul-neg-r",
+            "div-neg-num",
+            "div-neg-den",
+        ],
+    ),
+    ("abs", &["abs-neg", "abs-abs", "abs-square", "abs-sub-swap"]),
+    (
+        "powi",
+        &[
+            "mul-self-powi",
+            "powi-one",
+            "powi-zero",
+            "powi-minus-one",
+            "powi-mul-x",
+            "powi-x-mul",
+            "powi-mul-powi",
+            "powi-powi",
+            "recip-powi",
+            "powi-even-neg",
+            "powi-even-abs",
+            "powi-even-sub-swap",
+        ],
+    ),
+    ("div-pow2", &["div-pow2"]),
+    ("pow", &["pow-zero", "pow-neg-zero", "pow-one-base"]),
+    (
+        "select",
+        &[
+            "min-self",
+            "max-self",
+            "sel<-same",
+            "sel<=-same",
+            "sel>-same",
+            "sel>=-same",
+            "sel==-same",
+            "sel!=-same",
+            "sel<-self",
+            "sel>-self",
+            "sel<-fold",
+            "sel<=-fold",
+            "sel>-fold",
+            "sel>=-fold",
+            "sel==-fold",
+            "sel!=-fold",
+        ],
+    ),
+];
+
+/// The family of the rule `name` ([`FAMILIES`]).
+pub fn family(name: &str) -> Option<&'static str> {
+    FAMILIES
+        .iter()
+        .find(|(_, rules)| rules.contains(&name))
+        .map(|(f, _)| *f)
+}
+
 /// The egg rewrites of [`rule_specs`]. A spec that does not parse (a bug the tests
 /// catch) is logged and skipped rather than taking the compiler down.
 pub fn rewrites() -> Vec<Rewrite<FdLang, ConstFold>> {
+    rewrites_without(&[])
+}
+
+/// [`rewrites`] without the rules of the families `off`.
+pub fn rewrites_without(off: &[&str]) -> Vec<Rewrite<FdLang, ConstFold>> {
     let mut out = Vec::new();
     for spec in rule_specs() {
+        if family(spec.name).is_some_and(|f| off.contains(&f)) {
+            continue;
+        }
         match make_rewrite(&spec) {
             Ok(r) => out.push(r),
             Err(e) => log::error!("rule {} skipped: {e}", spec.name),
@@ -402,6 +493,23 @@ mod tests {
         assert_eq!(exact_reciprocal(f64::MAX), None);
         assert_eq!(exact_reciprocal(2f64.powi(1023)), Some(2f64.powi(-1023)));
         assert_eq!(exact_reciprocal(2f64.powi(-1022)), Some(2f64.powi(1022)));
+    }
+
+    #[test]
+    fn every_rule_is_in_exactly_one_family() {
+        let specs = rule_specs();
+        for r in &specs {
+            let n = FAMILIES.iter().filter(|(_, f)| f.contains(&r.name)).count();
+            assert_eq!(n, 1, "rule {} is in {n} families", r.name);
+        }
+        let listed: usize = FAMILIES.iter().map(|(_, f)| f.len()).sum();
+        assert_eq!(
+            listed,
+            specs.len(),
+            "a family lists a rule that does not exist"
+        );
+        let units = rewrites().len() - rewrites_without(&["units"]).len();
+        assert_eq!(units, 10);
     }
 
     #[test]
