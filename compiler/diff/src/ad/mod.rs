@@ -32,6 +32,7 @@ use fdc_ir::{Cmp, Graph, Id, Op, Unary, M3};
 use std::collections::HashMap;
 
 mod chain;
+mod eliminate;
 mod leaves;
 mod subst;
 
@@ -240,7 +241,7 @@ impl Differ {
     fn rotation_dof(&self, dir: u32) -> Option<(u32, usize)> {
         match &self.layout {
             Some(l) => l.rotation_dof(dir),
-            None => (dir % 6 >= 3).then_some((dir / 6, (dir % 6 - 3) as usize)),
+            None => (dir % 6 >= 3).then(|| (dir / 6, (dir % 6 - 3) as usize)),
         }
     }
 

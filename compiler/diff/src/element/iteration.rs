@@ -95,19 +95,24 @@ impl ElementBuilder<'_> {
         bh2: Id,
     ) -> (Vec<Id>, Vec<(u32, u32)>) {
         let nv = rows.len();
-        // Both forms are exact; keep the one with fewer operations (the rows of the
-        // other stay unused in the graph).
+        // All forms are exact; keep the one with fewest operations (the rows of the
+        // others stay unused in the graph).
         let (mut out, mut entries) = match self.iteration_form {
             IterationForm::Assembled => self.assembled_rows(rows, tangents, gh, bh2),
             IterationForm::Direct => self.direct_rows(rows),
+            IterationForm::Eliminated => self.differ.iter_by_elimination(self.g, rows, tangents),
             IterationForm::Cheaper => {
                 let a = self.assembled_rows(rows, tangents, gh, bh2);
                 let d = self.direct_rows(rows);
-                if ad::op_count(self.g, &d.0) < ad::op_count(self.g, &a.0) {
-                    d
-                } else {
-                    a
+                let e = self.differ.iter_by_elimination(self.g, rows, tangents);
+                let cost = |g: &fdc_ir::Graph, f: &(Vec<Id>, _)| ad::op_count(g, &f.0);
+                let mut best = a;
+                for f in [d, e] {
+                    if cost(self.g, &f) < cost(self.g, &best) {
+                        best = f;
+                    }
                 }
+                best
             }
         };
         // Constraint rows: ∂(Φ/(β′h²))/∂δ · β′h² T = B T exactly; Φ has no v, v̇, λ.

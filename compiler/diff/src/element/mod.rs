@@ -72,6 +72,9 @@ pub enum IterationForm {
     Assembled,
     /// d r/dx in one forward pass through the discrete state x ↦ (q, v, v̇, λ).
     Direct,
+    /// d r/dx by vertex elimination on the linearized DAG in Markowitz order
+    /// ([`crate::Differ::iter_by_elimination`]): exploits scalar bottlenecks.
+    Eliminated,
 }
 
 /// The kinematic quantities of one connected body (or of ground) as IR nodes.
