@@ -19,13 +19,15 @@
 //! T(Δ) factors are applied where the fewest entries remain.
 //!
 //! Branches (`min`, `max`, `select`) are not linear in their operands' derivatives
-//! (a select picks one, even a NaN on the other side), so such a node takes its
-//! gradient from forward mode and enters as a vertex fed by the sources directly.
+//! (a select picks one side, even where the other is NaN), so the ancestors of their
+//! sides are eliminated first; the sides' edges are then their gradients, and the
+//! branch's edge from each source is the select of the sides' entries, as in forward
+//! mode.
 
 use super::chain::unary_partial;
 use super::chain::{atan2_r2, pow_partial_base, pow_partial_exponent, powi_partial};
-use super::{Differ, Family, Grad, IterSeeds, Partial};
-use fdc_ir::{Graph, Id, Op, Slot, Unary, M3};
+use super::{Differ, Family, IterSeeds, Partial};
+use fdc_ir::{Cmp, Graph, Id, Op, Slot, Unary, M3};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 
@@ -100,16 +102,19 @@ impl Edge {
         }
     }
 
-    /// The signed value as a node: an entry of the Jacobian.
+    /// The signed value as a node: an entry of the Jacobian. A negated difference is
+    /// the swapped difference (−(a − b) = b − a exactly), a negated constant a constant.
     fn entry(self, g: &mut Graph) -> Id {
-        if self.neg {
-            if let Weight::One = self.w {
-                return g.constant(-1.0);
-            }
-            let v = self.value(g);
-            g.neg(v)
-        } else {
-            self.value(g)
+        let v = self.value(g);
+        if !self.neg {
+            return v;
+        }
+        if let Some(c) = g.as_const(v) {
+            return g.constant(-c);
+        }
+        match g.op(v) {
+            Op::Sub(a, b) => g.sub(b, a),
+            _ => g.neg(v),
         }
     }
 }
@@ -137,18 +142,25 @@ fn times(g: &mut Graph, a: Edge, b: Edge) -> Edge {
     }
 }
 
-/// The sum of two parallel edges.
+/// The sum of two parallel edges (two constants folded).
 fn plus(g: &mut Graph, a: Edge, b: Edge) -> Edge {
     let (x, y) = (a.value(g), b.value(g));
-    let (neg, w) = match (a.neg, b.neg) {
-        (false, false) => (false, g.add2(x, y)),
-        (true, true) => (true, g.add2(x, y)),
-        (false, true) => (false, g.sub(x, y)),
-        (true, false) => (false, g.sub(y, x)),
+    let (neg, w) = match (a.neg == b.neg, g.as_const(x), g.as_const(y)) {
+        (true, Some(c), Some(d)) => (a.neg, g.constant(c + d)),
+        (false, Some(c), Some(d)) if a.neg => (false, g.constant(d - c)),
+        (false, Some(c), Some(d)) => (false, g.constant(c - d)),
+        (true, ..) => (a.neg, g.add2(x, y)),
+        (false, ..) if a.neg => (false, g.sub(y, x)),
+        (false, ..) => (false, g.sub(x, y)),
     };
-    Edge {
-        neg,
+    let e = Edge::of(g, w).unwrap_or(Edge {
+        neg: false,
         w: Weight::Mul(w),
+    });
+    if neg {
+        e.negated()
+    } else {
+        e
     }
 }
 
@@ -197,6 +209,85 @@ impl Linearized {
         self.succs[p as usize].insert(s);
     }
 
+    /// The intermediate vertices that `roots` depend on (not the roots).
+    fn ancestors(&self, roots: &[u32]) -> BTreeSet<u32> {
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<u32> = roots.to_vec();
+        while let Some(v) = stack.pop() {
+            for &p in self.preds[v as usize].keys() {
+                if !matches!(self.keys[p as usize], Key::X(_)) && seen.insert(p) {
+                    stack.push(p);
+                }
+            }
+        }
+        seen
+    }
+
+    /// Replaces the edges into `v` from intermediate vertices by edges from their
+    /// predecessors (which must come from sources only): then `v`'s edges are its
+    /// gradient, and `v` stays a vertex, so later nodes can still use it.
+    fn front_eliminate(&mut self, g: &mut Graph, v: u32) {
+        let inner: Vec<(u32, Edge)> = self.preds[v as usize]
+            .iter()
+            .filter(|(&p, _)| !matches!(self.keys[p as usize], Key::X(_)))
+            .map(|(&p, &e)| (p, e))
+            .collect();
+        for (p, epv) in inner {
+            self.preds[v as usize].remove(&p);
+            self.succs[p as usize].remove(&v);
+            let pp: Vec<(u32, Edge)> = self.preds[p as usize]
+                .iter()
+                .map(|(&x, &e)| (x, e))
+                .collect();
+            for (x, exp) in pp {
+                let e = times(g, exp, epv);
+                self.add_edge(g, x, v, e);
+            }
+        }
+    }
+
+    /// The incoming edges of a branch between `sides` (vertices of the branches' values):
+    /// the sides and their ancestors are front-eliminated in topological order (vertex
+    /// order) first, so each side's edges come from the sources only and are its
+    /// gradient; then per source `pick(side values)` with an exact zero for a missing
+    /// side, as forward mode does.
+    fn branch(
+        &mut self,
+        g: &mut Graph,
+        sides: [Option<u32>; 2],
+        mut pick: impl FnMut(&mut Graph, Id, Id) -> Id,
+    ) -> Vec<(u32, Edge)> {
+        let roots: Vec<u32> = sides.iter().flatten().copied().collect();
+        if roots.is_empty() {
+            return Vec::new();
+        }
+        for v in self
+            .ancestors(&roots)
+            .into_iter()
+            .chain(roots.iter().copied())
+        {
+            self.front_eliminate(g, v);
+        }
+        let grad = |lin: &Self, side: Option<u32>| -> BTreeMap<u32, Edge> {
+            side.map(|v| lin.preds[v as usize].clone())
+                .unwrap_or_default()
+        };
+        let (a, b) = (grad(self, sides[0]), grad(self, sides[1]));
+        let cols: BTreeSet<u32> = a.keys().chain(b.keys()).copied().collect();
+        let zero = g.constant(0.0);
+        let mut out = Vec::new();
+        for x in cols {
+            let da = a.get(&x).map_or(zero, |e| e.entry(g));
+            let db = b.get(&x).map_or(zero, |e| e.entry(g));
+            let d = pick(g, da, db);
+            if let Some(e) = Edge::of(g, d) {
+                out.push((x, e));
+            }
+        }
+        out
+    }
+
+    /// Markowitz's degree: the products that eliminating `v` forms.
     fn cost(&self, v: u32) -> usize {
         self.preds[v as usize].len() * self.succs[v as usize].len()
     }
@@ -224,30 +315,32 @@ impl Linearized {
         touched
     }
 
-    /// Eliminates every intermediate vertex in Markowitz order (lazy heap: the
+    /// Eliminates the vertices of `set` in Markowitz order (lazy heap: the
     /// neighbours of an eliminated vertex are pushed with their new cost, and a popped
     /// entry whose cost is stale is dropped).
-    fn eliminate_all(&mut self, g: &mut Graph) {
-        let inner = |k: Key| !matches!(k, Key::X(_) | Key::Row(_));
-        let mut heap: BinaryHeap<Reverse<(usize, u32)>> = (0..self.keys.len() as u32)
-            .filter(|&v| inner(self.keys[v as usize]))
-            .map(|v| Reverse((self.cost(v), v)))
-            .collect();
+    fn eliminate_set(&mut self, g: &mut Graph, set: BTreeSet<u32>) {
+        let mut heap: BinaryHeap<Reverse<(usize, u32)>> =
+            set.iter().map(|&v| Reverse((self.cost(v), v))).collect();
         let mut done = vec![false; self.keys.len()];
         while let Some(Reverse((c, v))) = heap.pop() {
-            if done[v as usize] {
-                continue;
-            }
-            if self.cost(v) != c {
+            if done[v as usize] || self.cost(v) != c {
                 continue;
             }
             done[v as usize] = true;
             for n in self.eliminate(g, v) {
-                if inner(self.keys[n as usize]) && !done[n as usize] {
+                if set.contains(&n) && !done[n as usize] {
                     heap.push(Reverse((self.cost(n), n)));
                 }
             }
         }
+    }
+
+    /// Eliminates every intermediate vertex left.
+    fn eliminate_all(&mut self, g: &mut Graph) {
+        let set = (0..self.keys.len() as u32)
+            .filter(|&v| !matches!(self.keys[v as usize], Key::X(_) | Key::Row(_)))
+            .collect();
+        self.eliminate_set(g, set);
     }
 }
 
@@ -408,13 +501,16 @@ impl Differ {
                     push(of(a), Edge::of(g, p));
                 }
             }
-            Op::Min(..) | Op::Max(..) | Op::Select(..) => {
-                if op.operands().iter().any(|&a| of(a).is_some()) {
-                    let gr: Grad = self.grad(g, Family::Iter, n);
-                    for (c, d) in gr {
-                        push(Some(lin.vertex(Key::X(c))), Edge::of(g, d));
-                    }
-                }
+            Op::Min(x, y) | Op::Max(x, y) => {
+                let cmp = if matches!(op, Op::Min(..)) {
+                    Cmp::Le
+                } else {
+                    Cmp::Ge
+                };
+                out = lin.branch(g, [of(x), of(y)], |g, dx, dy| g.select(cmp, x, y, dx, dy));
+            }
+            Op::Select(cmp, [x, y, t, f]) => {
+                out = lin.branch(g, [of(t), of(f)], |g, dt, df| g.select(cmp, x, y, dt, df));
             }
         }
         out

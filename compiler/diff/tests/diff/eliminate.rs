@@ -26,7 +26,7 @@ fn random_dag(g: &mut Graph, r: &mut StdRng, n_ops: usize) -> Vec<Id> {
     let c = g.constant(1.3);
     for _ in 0..n_ops {
         // Operands biased to recent nodes, so the DAG is deep as well as wide.
-        let mut pick = |r: &mut StdRng| {
+        let pick = |r: &mut StdRng| {
             let k = pool.len();
             let lo = k.saturating_sub(12);
             pool[if r.gen_bool(0.7) {
