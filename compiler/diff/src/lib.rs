@@ -25,5 +25,8 @@ pub mod lie;
 pub mod roles;
 
 pub use ad::{op_count, Differ, Family, Grad, Layout, Seg};
-pub use element::{rotation_sym, BodyKin, BodyKind, Coordinates, ElementBuilder, IterationForm};
+pub use element::{
+    rotation_sym, with_iteration_form, BodyKin, BodyKind, Coordinates, ElementBuilder,
+    IterationForm,
+};
 pub use roles::{Block, DiffError, ElementFunctions, Role};

@@ -3,7 +3,27 @@
 use super::{mul_s, ElementBuilder, IterationForm};
 use crate::ad::{self, Family, Grad};
 use fdc_ir::{Id, M3};
+use std::cell::Cell;
 use std::collections::BTreeMap;
+
+thread_local! {
+    /// The form of every element builder created on this thread.
+    static FORM: Cell<IterationForm> = const { Cell::new(IterationForm::Cheaper) };
+}
+
+/// Runs `f` with `form` as the iteration form of every [`ElementBuilder`] created on
+/// this thread, e.g. by lowering a model from fd source (which runs on the compile
+/// thread: call this on it): tests and benchmarks compare the forms through it.
+pub fn with_iteration_form<R>(form: IterationForm, f: impl FnOnce() -> R) -> R {
+    let old = FORM.with(|c| c.replace(form));
+    let r = f();
+    FORM.with(|c| c.set(old));
+    r
+}
+
+pub(super) fn default_form() -> IterationForm {
+    FORM.with(|c| c.get())
+}
 
 impl ElementBuilder<'_> {
     /// (∂r/∂δ) T(Δ) for one sparse row: translations unchanged, the three rotation

@@ -15,6 +15,7 @@ use fdc_ir::{Graph, Id, Op, Slot, M3, V3};
 
 mod finish;
 mod iteration;
+pub use iteration::with_iteration_form;
 mod owner;
 
 /// What an element type owns.
@@ -316,7 +317,7 @@ impl<'g> ElementBuilder<'g> {
             initial: None,
             vector_initial: None,
             n_coords: own,
-            iteration_form: IterationForm::default(),
+            iteration_form: iteration::default_form(),
             errors,
         }
     }
