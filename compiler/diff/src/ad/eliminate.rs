@@ -59,9 +59,9 @@ impl Edge {
             _ => (false, x),
         };
         let w = match g.as_const(x) {
-            Some(c) if c == 0.0 => return None,
-            Some(c) if c == 1.0 => Weight::One,
-            Some(c) if c == -1.0 => {
+            Some(0.0) => return None,
+            Some(1.0) => Weight::One,
+            Some(-1.0) => {
                 return Some(Edge {
                     neg: !neg,
                     w: Weight::One,
@@ -163,6 +163,9 @@ fn plus(g: &mut Graph, a: Edge, b: Edge) -> Edge {
         e
     }
 }
+
+/// The elimination priority of a vertex, smallest first.
+type Priority = (usize, usize, u32);
 
 /// A vertex of the linearized graph.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -289,7 +292,7 @@ impl Linearized {
 
     /// The priority of `v` (smallest first): Markowitz's degree |preds|·|succs| (the
     /// products that eliminating it forms), ties broken by `order`.
-    fn priority(&self, v: u32, order: Order) -> (usize, usize, u32) {
+    fn priority(&self, v: u32, order: Order) -> Priority {
         let (np, ns) = (self.preds[v as usize].len(), self.succs[v as usize].len());
         match order {
             Order::FewerSuccs => (np * ns, ns, v),
@@ -324,7 +327,7 @@ impl Linearized {
     /// neighbours of an eliminated vertex are pushed with their new priority, and a
     /// popped entry whose priority is stale is dropped).
     fn eliminate_all(&mut self, g: &mut Graph, order: Order) {
-        let mut heap: BinaryHeap<Reverse<((usize, usize, u32), u32)>> = (0..self.keys.len() as u32)
+        let mut heap: BinaryHeap<Reverse<(Priority, u32)>> = (0..self.keys.len() as u32)
             .filter(|&v| !matches!(self.keys[v as usize], Key::X(_) | Key::Row(_)))
             .map(|v| Reverse((self.priority(v, order), v)))
             .collect();
