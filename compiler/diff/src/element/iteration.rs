@@ -122,17 +122,15 @@ impl ElementBuilder<'_> {
             IterationForm::Direct => self.direct_rows(rows),
             IterationForm::Eliminated => self.differ.iter_by_elimination(self.g, rows, tangents),
             IterationForm::Cheaper => {
+                // The one-pass form is elimination in id order, so Markowitz's order
+                // replaces it here (it is never cheaper on the library's types).
                 let a = self.assembled_rows(rows, tangents, gh, bh2);
-                let d = self.direct_rows(rows);
                 let e = self.differ.iter_by_elimination(self.g, rows, tangents);
-                let cost = |g: &fdc_ir::Graph, f: &(Vec<Id>, _)| ad::op_count(g, &f.0);
-                let mut best = a;
-                for f in [d, e] {
-                    if cost(self.g, &f) < cost(self.g, &best) {
-                        best = f;
-                    }
+                if ad::op_count(self.g, &e.0) < ad::op_count(self.g, &a.0) {
+                    e
+                } else {
+                    a
                 }
-                best
             }
         };
         // Constraint rows: ∂(Φ/(β′h²))/∂δ · β′h² T = B T exactly; Φ has no v, v̇, λ.
