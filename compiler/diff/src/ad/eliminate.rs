@@ -361,20 +361,28 @@ impl Differ {
     /// The rows' Jacobian in the `Iter` family (d r/dx, x = [v̇; λ]) by vertex
     /// elimination, the cheaper of both tie-breaks; `tangents` are T(Δ_k) per
     /// connected body (rigid ones read). Entries as (row, column), rows in order,
-    /// columns sorted. Needs [`Differ::set_iteration`].
+    /// columns sorted. Needs [`Differ::set_iteration`]; the tangents must be those of
+    /// that iteration (the last result is reused for the same rows).
     pub fn iter_by_elimination(
         &mut self,
         g: &mut Graph,
         rows: &[Option<Id>],
         tangents: &[M3],
     ) -> (Vec<Id>, Vec<(u32, u32)>) {
+        if let Some((r, out)) = &self.last_elimination {
+            if r == rows {
+                return out.clone();
+            }
+        }
         let a = self.eliminated(g, rows, tangents, Order::FewerSuccs);
         let b = self.eliminated(g, rows, tangents, Order::FewerPreds);
-        if super::op_count(g, &b.0) < super::op_count(g, &a.0) {
+        let best = if super::op_count(g, &b.0) < super::op_count(g, &a.0) {
             b
         } else {
             a
-        }
+        };
+        self.last_elimination = Some((rows.to_vec(), best.clone()));
+        best
     }
 
     fn eliminated(

@@ -189,6 +189,10 @@ impl Layout {
 pub struct Differ {
     caches: [HashMap<Id, Grad>; 7],
     iter: Option<IterSeeds>,
+    /// The last [`Differ::iter_by_elimination`]: its rows and result (`iter` and
+    /// `iter_noqv` of a connector have the same rows; elimination has no per-node
+    /// cache to make the second call cheap).
+    last_elimination: Option<(Vec<Option<Id>>, (Vec<Id>, Vec<(u32, u32)>))>,
     /// How `Slot::Q` entries and rotation symbols relate to the δ directions; `None`
     /// is the layout of rigid bodies only, 7 coordinates and 6 dofs each.
     layout: Option<Layout>,
@@ -262,6 +266,7 @@ impl Differ {
             nv: nv as u32,
         });
         self.caches[Family::Iter as usize].clear();
+        self.last_elimination = None;
     }
 
     /// The gradient of `root` in `family`.
