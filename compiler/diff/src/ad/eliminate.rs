@@ -26,7 +26,7 @@
 
 use super::chain::unary_partial;
 use super::chain::{atan2_r2, pow_partial_base, pow_partial_exponent, powi_partial};
-use super::{Differ, Family, IterSeeds, Partial};
+use super::{Differ, Entries, Family, IterSeeds, Partial};
 use fdc_ir::{Cmp, Graph, Id, Op, Slot, Unary, M3};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
@@ -368,7 +368,7 @@ impl Differ {
         g: &mut Graph,
         rows: &[Option<Id>],
         tangents: &[M3],
-    ) -> (Vec<Id>, Vec<(u32, u32)>) {
+    ) -> Entries {
         if let Some((r, out)) = &self.last_elimination {
             if r == rows {
                 return out.clone();
@@ -391,7 +391,7 @@ impl Differ {
         rows: &[Option<Id>],
         tangents: &[M3],
         order: Order,
-    ) -> (Vec<Id>, Vec<(u32, u32)>) {
+    ) -> Entries {
         let Some(seeds) = self.iter.clone() else {
             return (Vec::new(), Vec::new());
         };

@@ -67,6 +67,9 @@ struct IterSeeds {
     nv: u32,
 }
 
+/// A sparse matrix as its entries' nodes and their (row, column), in the same order.
+pub type Entries = (Vec<Id>, Vec<(u32, u32)>);
+
 /// A sparse gradient: (direction index, derivative node), sorted by direction.
 pub type Grad = Vec<(u32, Id)>;
 
@@ -192,7 +195,7 @@ pub struct Differ {
     /// The last [`Differ::iter_by_elimination`]: its rows and result (`iter` and
     /// `iter_noqv` of a connector have the same rows; elimination has no per-node
     /// cache to make the second call cheap).
-    last_elimination: Option<(Vec<Option<Id>>, (Vec<Id>, Vec<(u32, u32)>))>,
+    last_elimination: Option<(Vec<Option<Id>>, Entries)>,
     /// How `Slot::Q` entries and rotation symbols relate to the δ directions; `None`
     /// is the layout of rigid bodies only, 7 coordinates and 6 dofs each.
     layout: Option<Layout>,
