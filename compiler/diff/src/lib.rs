@@ -26,8 +26,6 @@ pub mod lie;
 pub mod roles;
 
 pub use ad::{op_count, Differ, Family, Grad, Layout, Seg};
-pub use element::{
-    rotation_sym, with_iteration_form, BodyKin, BodyKind, Coordinates, ElementBuilder,
-    IterationForm,
-};
+pub use element::iteration::with_iteration_form;
+pub use element::{rotation_sym, BodyKin, BodyKind, Coordinates, ElementBuilder, IterationForm};
 pub use roles::{Block, DiffError, ElementFunctions, Role};

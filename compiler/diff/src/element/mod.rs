@@ -14,8 +14,7 @@ use fdc_abi::layout::THETA;
 use fdc_ir::{Graph, Id, Op, Slot, M3, V3};
 
 mod finish;
-mod iteration;
-pub use iteration::with_iteration_form;
+pub(crate) mod iteration;
 mod owner;
 
 /// What an element type owns.
@@ -73,8 +72,7 @@ pub enum IterationForm {
     Assembled,
     /// d r/dx in one forward pass through the discrete state x ↦ (q, v, v̇, λ).
     Direct,
-    /// d r/dx by vertex elimination on the linearized DAG in Markowitz order
-    /// ([`crate::Differ::iter_by_elimination`]): exploits scalar bottlenecks.
+    /// d r/dx by vertex elimination ([`crate::Differ::iter_by_elimination`]).
     Eliminated,
 }
 
