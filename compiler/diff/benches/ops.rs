@@ -52,6 +52,10 @@ fn simplified(g: &Graph, ef: &ElementFunctions) -> (usize, usize, f64) {
 }
 
 fn main() {
+    if std::env::var("HIST").is_ok() {
+        histogram();
+        return;
+    }
     println!("| element | nv | nl | res ops | iter ops (nnz) | iter_noqv ops | ic ops | diff ms | res / iter ops simplified | simplify ms (all roles) |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     let cases: Vec<(&str, Builder)> = vec![
@@ -95,4 +99,29 @@ fn main() {
             iter as f64 / n as f64
         );
     }
+}
+
+#[allow(dead_code)]
+pub fn histogram() {
+    let mut g = Graph::new();
+    let ef = common::spring_damper(&mut g, false);
+    let (res, _) = ef.role(Role::Res).unwrap();
+    let (it, _) = ef.role(Role::Iter).unwrap();
+    let rc: std::collections::HashSet<_> = g.cone(&res.outputs).into_iter().collect();
+    let mut h: std::collections::BTreeMap<String, usize> = Default::default();
+    for n in g.cone(&it.outputs) {
+        if rc.contains(&n) {
+            *h.entry("shared-with-res".into()).or_default() += 1;
+            continue;
+        }
+        let op = g.op(n);
+        let k = format!("{:?}", op).split('(').next().unwrap().to_string();
+        let k = if let fdc_ir::Op::Unary(u, _) = op {
+            format!("{u:?}")
+        } else {
+            k
+        };
+        *h.entry(k).or_default() += 1;
+    }
+    eprintln!("{h:?}");
 }

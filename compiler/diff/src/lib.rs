@@ -1,6 +1,7 @@
 //! Symbolic differentiation on the IR DAG and the construction of every element role.
 //!
-//! Knows: forward differentiation with structural sparsity ([`ad`]), derivatives on
+//! Knows: forward differentiation with structural sparsity and the iteration matrix by
+//! vertex elimination on the linearized DAG ([`ad`]), derivatives on
 //! the Lie group R³×SO(3) along q∘exp(δ) (the rotation matrix of each connected body is
 //! a symbol with the known derivative ∂A/∂δφ_m = A ẽ_m), the quaternion exponential and
 //! the tangent operator ([`lie`]), the memoized chain rule (each shared node of the
@@ -25,5 +26,6 @@ pub mod lie;
 pub mod roles;
 
 pub use ad::{op_count, Differ, Family, Grad, Layout, Seg};
+pub use element::iteration::with_iteration_form;
 pub use element::{rotation_sym, BodyKin, BodyKind, Coordinates, ElementBuilder, IterationForm};
 pub use roles::{Block, DiffError, ElementFunctions, Role};

@@ -9,7 +9,13 @@ pub(super) fn unary(g: &mut Graph, f: Unary, n: Id, a: Id, ga: &Grad) -> Grad {
     if ga.is_empty() {
         return Grad::new();
     }
-    let p = match f {
+    let p = unary_partial(g, f, n, a);
+    scale_all(g, p, ga)
+}
+
+/// ∂f(a)/∂a for a unary `f` other than negation; `n` is the node f(a).
+pub(super) fn unary_partial(g: &mut Graph, f: Unary, n: Id, a: Id) -> Partial {
+    match f {
         Unary::Neg => unreachable!("negation has its own rule"),
         Unary::Sqrt => {
             let two = g.constant(2.0);
@@ -38,8 +44,7 @@ pub(super) fn unary(g: &mut Graph, f: Unary, n: Id, a: Id, ga: &Grad) -> Grad {
             let m1 = g.constant(-1.0);
             Partial::Mul(g.select(Cmp::Ge, a, zero, one, m1))
         }
-    };
-    scale_all(g, p, ga)
+    }
 }
 
 /// d(a/b) = da/b − (a/b)·db/b; `n` is the node a/b.
@@ -59,7 +64,13 @@ pub(super) fn powi(g: &mut Graph, a: Id, k: i32, ga: &Grad) -> Grad {
     if ga.is_empty() || k == 0 {
         return Grad::new();
     }
-    let p = match k {
+    let p = powi_partial(g, a, k);
+    scale_all(g, p, ga)
+}
+
+/// ∂aᵏ/∂a = k aᵏ⁻¹ for an integer k ≠ 0.
+pub(super) fn powi_partial(g: &mut Graph, a: Id, k: i32) -> Partial {
+    match k {
         1 => Partial::One,
         2 => {
             let two = g.constant(2.0);
@@ -70,8 +81,7 @@ pub(super) fn powi(g: &mut Graph, a: Id, k: i32, ga: &Grad) -> Grad {
             let pw = if k - 1 == 1 { a } else { g.powi(a, k - 1) };
             Partial::Mul(g.mul(c, pw))
         }
-    };
-    scale_all(g, p, ga)
+    }
 }
 
 /// d aᵇ: ∂/∂a = b·a^(b−1) (not b·aᵇ/a, which is 0/0 at a = 0), ∂/∂b = aᵇ·ln a; `n`
@@ -80,27 +90,35 @@ pub(super) fn pow(g: &mut Graph, n: Id, [a, b]: [Id; 2], [ga, gb]: [&Grad; 2]) -
     let ta = if ga.is_empty() {
         Grad::new()
     } else {
-        let one = g.constant(1.0);
-        let bm1 = g.sub(b, one);
-        let pw = g.pow(a, bm1);
-        let p = g.mul(b, pw);
+        let p = pow_partial_base(g, a, b);
         scale_all(g, Partial::Mul(p), ga)
     };
     let tb = if gb.is_empty() {
         Grad::new()
     } else {
-        let l = g.log(a);
-        let p = g.mul(n, l);
+        let p = pow_partial_exponent(g, n, a);
         scale_all(g, Partial::Mul(p), gb)
     };
     merge(g, &ta, &tb, false)
 }
 
+/// ∂aᵇ/∂a = b·a^(b−1).
+pub(super) fn pow_partial_base(g: &mut Graph, a: Id, b: Id) -> Id {
+    let one = g.constant(1.0);
+    let bm1 = g.sub(b, one);
+    let pw = g.pow(a, bm1);
+    g.mul(b, pw)
+}
+
+/// ∂aᵇ/∂b = aᵇ·ln a; `n` is the node aᵇ.
+pub(super) fn pow_partial_exponent(g: &mut Graph, n: Id, a: Id) -> Id {
+    let l = g.log(a);
+    g.mul(n, l)
+}
+
 /// d atan2(y, x): ∂/∂y = x/(x²+y²), ∂/∂x = −y/(x²+y²).
 pub(super) fn atan2(g: &mut Graph, [y, x]: [Id; 2], [gy, gx]: [&Grad; 2]) -> Grad {
-    let x2 = g.powi(x, 2);
-    let y2 = g.powi(y, 2);
-    let r2 = g.add2(x2, y2);
+    let r2 = atan2_r2(g, [y, x]);
     let ty = if gy.is_empty() {
         Grad::new()
     } else {
@@ -114,6 +132,13 @@ pub(super) fn atan2(g: &mut Graph, [y, x]: [Id; 2], [gy, gx]: [&Grad; 2]) -> Gra
         scale_all(g, Partial::Mul(p), gx)
     };
     merge(g, &ty, &tx, true)
+}
+
+/// x² + y², the denominator of both partial derivatives of atan2(y, x).
+pub(super) fn atan2_r2(g: &mut Graph, [y, x]: [Id; 2]) -> Id {
+    let x2 = g.powi(x, 2);
+    let y2 = g.powi(y, 2);
+    g.add2(x2, y2)
 }
 
 pub(super) fn neg(g: &mut Graph, x: Id) -> Id {

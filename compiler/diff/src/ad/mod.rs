@@ -32,6 +32,7 @@ use fdc_ir::{Cmp, Graph, Id, Op, Unary, M3};
 use std::collections::HashMap;
 
 mod chain;
+mod eliminate;
 mod leaves;
 mod subst;
 
@@ -65,6 +66,9 @@ struct IterSeeds {
     bh2_t: Vec<M3>,
     nv: u32,
 }
+
+/// A sparse matrix as its entries' nodes and their (row, column), in the same order.
+pub type Entries = (Vec<Id>, Vec<(u32, u32)>);
 
 /// A sparse gradient: (direction index, derivative node), sorted by direction.
 pub type Grad = Vec<(u32, Id)>;
@@ -188,6 +192,10 @@ impl Layout {
 pub struct Differ {
     caches: [HashMap<Id, Grad>; 7],
     iter: Option<IterSeeds>,
+    /// The last [`Differ::iter_by_elimination`]: its rows and result (`iter` and
+    /// `iter_noqv` of a connector have the same rows; elimination has no per-node
+    /// cache to make the second call cheap).
+    last_elimination: Option<(Vec<Option<Id>>, Entries)>,
     /// How `Slot::Q` entries and rotation symbols relate to the δ directions; `None`
     /// is the layout of rigid bodies only, 7 coordinates and 6 dofs each.
     layout: Option<Layout>,
@@ -240,7 +248,7 @@ impl Differ {
     fn rotation_dof(&self, dir: u32) -> Option<(u32, usize)> {
         match &self.layout {
             Some(l) => l.rotation_dof(dir),
-            None => (dir % 6 >= 3).then_some((dir / 6, (dir % 6 - 3) as usize)),
+            None => (dir % 6 >= 3).then(|| (dir / 6, (dir % 6 - 3) as usize)),
         }
     }
 
@@ -261,6 +269,7 @@ impl Differ {
             nv: nv as u32,
         });
         self.caches[Family::Iter as usize].clear();
+        self.last_elimination = None;
     }
 
     /// The gradient of `root` in `family`.

@@ -3,7 +3,27 @@
 use super::{mul_s, ElementBuilder, IterationForm};
 use crate::ad::{self, Family, Grad};
 use fdc_ir::{Id, M3};
+use std::cell::Cell;
 use std::collections::BTreeMap;
+
+thread_local! {
+    /// The form of every element builder created on this thread.
+    static FORM: Cell<IterationForm> = const { Cell::new(IterationForm::Cheaper) };
+}
+
+/// Runs `f` with `form` as the iteration form of every [`ElementBuilder`] created on
+/// this thread, e.g. by lowering a model from fd source (which runs on the compile
+/// thread: call this on it): tests and benchmarks compare the forms through it.
+pub fn with_iteration_form<R>(form: IterationForm, f: impl FnOnce() -> R) -> R {
+    let old = FORM.with(|c| c.replace(form));
+    let r = f();
+    FORM.with(|c| c.set(old));
+    r
+}
+
+pub(super) fn default_form() -> IterationForm {
+    FORM.with(|c| c.get())
+}
 
 impl ElementBuilder<'_> {
     /// (∂r/∂δ) T(Δ) for one sparse row: translations unchanged, the three rotation
@@ -95,16 +115,19 @@ impl ElementBuilder<'_> {
         bh2: Id,
     ) -> (Vec<Id>, Vec<(u32, u32)>) {
         let nv = rows.len();
-        // Both forms are exact; keep the one with fewer operations (the rows of the
-        // other stay unused in the graph).
+        // All forms are exact; keep the one with fewest operations (the rows of the
+        // others stay unused in the graph).
         let (mut out, mut entries) = match self.iteration_form {
             IterationForm::Assembled => self.assembled_rows(rows, tangents, gh, bh2),
             IterationForm::Direct => self.direct_rows(rows),
+            IterationForm::Eliminated => self.differ.iter_by_elimination(self.g, rows, tangents),
             IterationForm::Cheaper => {
+                // The one-pass form is elimination in id order, so Markowitz's order
+                // replaces it here (it is never cheaper on the library's types).
                 let a = self.assembled_rows(rows, tangents, gh, bh2);
-                let d = self.direct_rows(rows);
-                if ad::op_count(self.g, &d.0) < ad::op_count(self.g, &a.0) {
-                    d
+                let e = self.differ.iter_by_elimination(self.g, rows, tangents);
+                if ad::op_count(self.g, &e.0) < ad::op_count(self.g, &a.0) {
+                    e
                 } else {
                     a
                 }

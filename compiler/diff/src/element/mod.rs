@@ -14,7 +14,7 @@ use fdc_abi::layout::THETA;
 use fdc_ir::{Graph, Id, Op, Slot, M3, V3};
 
 mod finish;
-mod iteration;
+pub(crate) mod iteration;
 mod owner;
 
 /// What an element type owns.
@@ -72,6 +72,8 @@ pub enum IterationForm {
     Assembled,
     /// d r/dx in one forward pass through the discrete state x ↦ (q, v, v̇, λ).
     Direct,
+    /// d r/dx by vertex elimination ([`crate::Differ::iter_by_elimination`]).
+    Eliminated,
 }
 
 /// The kinematic quantities of one connected body (or of ground) as IR nodes.
@@ -313,7 +315,7 @@ impl<'g> ElementBuilder<'g> {
             initial: None,
             vector_initial: None,
             n_coords: own,
-            iteration_form: IterationForm::default(),
+            iteration_form: iteration::default_form(),
             errors,
         }
     }

@@ -4,6 +4,7 @@
 
 mod ad;
 mod common;
+mod eliminate;
 mod lie;
 mod roles;
 mod simplified;

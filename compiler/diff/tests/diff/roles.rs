@@ -774,10 +774,11 @@ fn four_body_element_roles() {
     }
 }
 
-/// The two forms of the iteration matrix (assembled from partial derivatives, or in
-/// one pass through the discrete state) agree, and each matches the differences.
+/// The three forms of the iteration matrix (assembled from partial derivatives, in
+/// one pass through the discrete state, by vertex elimination) agree, and each
+/// matches the differences.
 #[test]
-fn both_iteration_forms_agree_and_match_differences() {
+fn all_iteration_forms_agree_and_match_differences() {
     type Build = fn(&mut Graph) -> ElementFunctions;
     let builds: [(&str, Build); 6] = [
         ("rigid body", |g| rigid_body(g, true)),
@@ -790,22 +791,34 @@ fn both_iteration_forms_agree_and_match_differences() {
     let mut r = rng(20);
     for (name, build) in builds {
         let mut g = Graph::new();
-        FORM.with(|f| f.set(fdc_diff::IterationForm::Assembled));
-        let a = build(&mut g);
-        FORM.with(|f| f.set(fdc_diff::IterationForm::Direct));
-        let d = build(&mut g);
-        FORM.with(|f| f.set(fdc_diff::IterationForm::Cheaper));
+        let mut with = |form| {
+            FORM.with(|f| f.set(form));
+            let ef = build(&mut g);
+            FORM.with(|f| f.set(fdc_diff::IterationForm::Cheaper));
+            ef
+        };
+        let a = with(fdc_diff::IterationForm::Assembled);
+        let d = with(fdc_diff::IterationForm::Direct);
+        let e = with(fdc_diff::IterationForm::Eliminated);
         let p = uniform(&mut r, a.np, -0.5, 0.5);
         let s = random_state(&mut r, &a, p);
         for role in [Role::Iter, Role::IterNoqv] {
             let ja = blocks(&a, role, &eval(&g, &a, role, &s)).remove(0);
             let jd = blocks(&d, role, &eval(&g, &d, role, &s)).remove(0);
-            assert_rel(&jd, &ja, 1e-12, &format!("{name} {}", role.name()));
+            let je = blocks(&e, role, &eval(&g, &e, role, &s)).remove(0);
+            assert_rel(&jd, &ja, 1e-12, &format!("{name} {} direct", role.name()));
+            assert_rel(
+                &je,
+                &ja,
+                1e-12,
+                &format!("{name} {} eliminated", role.name()),
+            );
         }
         if name != "euler body" {
             let x = unknowns(&mut r, &a);
             check_iter(&g, &a, Role::Iter, &a, &s, &x);
             check_iter(&g, &d, Role::Iter, &d, &s, &x);
+            check_iter(&g, &e, Role::Iter, &e, &s, &x);
         }
     }
 }

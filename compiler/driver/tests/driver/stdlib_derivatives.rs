@@ -92,6 +92,36 @@ pub(crate) fn stdlib_front(tag: &str) -> fdc_driver::pipeline::Front {
     f
 }
 
+/// A random configuration of `inst`: every body (of either kind) seven numbers [R; θ]
+/// with a unit θ; the coordinates of a vector-space element anything.
+fn random_q(l: &fdc_lower::LoweredModel, inst: &fdc_lower::Instance, rng: &mut Lcg) -> Vec<f64> {
+    let ty = &l.types[inst.type_index];
+    let layout = blocks_of(l, inst);
+    let mut q_n: Vec<f64> = (0..ty.nq).map(|_| rng.next()).collect();
+    let mut bodies: Vec<usize> = Vec::new();
+    for b in &layout {
+        if let Block::Rigid { q, .. } = b {
+            bodies.push(*q);
+        }
+    }
+    // Euler-parameter bodies: 7 consecutive plain coordinates owned by a body.
+    for o in &l.instances {
+        let oty = &l.types[o.type_index];
+        if oty.owns_coordinates && oty.nq == 7 && oty.nv == 7 {
+            if let Some(k) = inst.q_map.iter().position(|&g| g == o.q_map[0]) {
+                bodies.push(k);
+            }
+        }
+    }
+    for k in bodies {
+        let n = q_n[k + 3..k + 7].iter().map(|x| x * x).sum::<f64>().sqrt();
+        for i in 3..7 {
+            q_n[k + i] /= n;
+        }
+    }
+    q_n
+}
+
 #[test]
 fn every_stdlib_iteration_matrix_is_the_derivative_of_its_residual() {
     let f = stdlib_front("stdlib-fd");
@@ -112,31 +142,8 @@ fn every_stdlib_iteration_matrix_is_the_derivative_of_its_residual() {
         if nv == 0 {
             continue; // model outputs
         }
-        // A random configuration: every body (of either kind) seven numbers [R; θ]
-        // with a unit θ; the coordinates of a vector-space element anything.
         let layout = blocks_of(l, inst);
-        let mut q_n: Vec<f64> = (0..ty.nq).map(|_| rng.next()).collect();
-        let mut bodies: Vec<usize> = Vec::new();
-        for b in &layout {
-            if let Block::Rigid { q, .. } = b {
-                bodies.push(*q);
-            }
-        }
-        // Euler-parameter bodies: 7 consecutive plain coordinates owned by a body.
-        for o in &l.instances {
-            let oty = &l.types[o.type_index];
-            if oty.owns_coordinates && oty.nq == 7 && oty.nv == 7 {
-                if let Some(k) = inst.q_map.iter().position(|&g| g == o.q_map[0]) {
-                    bodies.push(k);
-                }
-            }
-        }
-        for k in bodies {
-            let n = q_n[k + 3..k + 7].iter().map(|x| x * x).sum::<f64>().sqrt();
-            for i in 3..7 {
-                q_n[k + i] /= n;
-            }
-        }
+        let q_n = random_q(l, inst, &mut rng);
         let d_pred: Vec<f64> = (0..nv).map(|_| 0.05 * rng.next()).collect();
         let v_pred: Vec<f64> = (0..nv).map(|_| rng.next()).collect();
         let x0: Vec<f64> = (0..nv + nl).map(|_| rng.next()).collect();
@@ -237,4 +244,87 @@ fn every_stdlib_iteration_matrix_is_the_derivative_of_its_residual() {
             "{name} not checked: {checked:?}"
         );
     }
+}
+
+/// The iteration matrix of every library type in its three exact forms (assembled,
+/// one forward pass, vertex elimination), each lowered from the fd source, evaluated
+/// through the interpreter at one random state: equal up to roundoff (1e-12 of the
+/// largest entry). The forms really differ (the spring-damper's operation counts), so
+/// the comparison is not of one form with itself (as it would be if the lowering
+/// stopped seeing the form).
+#[test]
+fn every_stdlib_iteration_matrix_agrees_in_all_three_forms() {
+    use fdc_diff::{op_count, with_iteration_form, IterationForm};
+    let forms = [
+        IterationForm::Direct,
+        IterationForm::Assembled,
+        IterationForm::Eliminated,
+    ];
+    // The form is a thread-local of the builder; lowering runs on a compile thread,
+    // so start that thread here (lowering then runs in place, on it).
+    let fronts: Vec<_> = forms
+        .iter()
+        .map(|&f| {
+            fdc_frontend::stack::with_compile_stack(|| {
+                with_iteration_form(f, || stdlib_front(&format!("forms-{f:?}")))
+            })
+        })
+        .collect();
+    let mut rng = Lcg(11);
+    let mut counts = Vec::new();
+    let base = &fronts[0].lowered;
+    for (k, inst) in base.instances.iter().enumerate() {
+        let ty = &base.types[inst.type_index];
+        if ty.nv == 0 || ty.role(Role::Iter).is_none() {
+            continue;
+        }
+        let (nv, nl) = (ty.nv, ty.nl);
+        let q = random_q(base, inst, &mut rng);
+        let v: Vec<f64> = (0..nv).map(|_| rng.next()).collect();
+        let vdot: Vec<f64> = (0..nv).map(|_| rng.next()).collect();
+        let lam: Vec<f64> = (0..nl).map(|_| rng.next()).collect();
+        let delta: Vec<f64> = (0..nv).map(|_| 0.1 * rng.next()).collect();
+        let c = [-0.1, 0.3, 0.6, 0.01];
+        let mut jacs = Vec::new();
+        for f in &fronts {
+            let l = &f.lowered;
+            let (inst, ty) = (&l.instances[k], &l.types[l.instances[k].type_index]);
+            let (iter, blocks) = ty.role(Role::Iter).expect("same model");
+            let inputs = [&q[..], &v, &vdot, &lam, &inst.params, &c, &delta, &[0.37]];
+            let values = eval(&l.graph, &iter.outputs, &inputs).unwrap();
+            let mut jac = vec![0.0; (nv + nl) * (nv + nl)];
+            let mut i = 0;
+            for b in blocks {
+                if let fdc_diff::Block::Sparse { entries, .. } = b {
+                    for &(r, col) in entries {
+                        jac[r as usize * (nv + nl) + col as usize] += values[i];
+                        i += 1;
+                    }
+                }
+            }
+            if ty.name == "spring_damper" {
+                counts.push(op_count(&l.graph, &iter.outputs));
+            }
+            jacs.push(jac);
+        }
+        let scale = jacs[0].iter().fold(1e-300, |m: f64, x| m.max(x.abs()));
+        for (form, jac) in forms.iter().zip(&jacs).skip(1) {
+            let err = jac
+                .iter()
+                .zip(&jacs[0])
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            assert!(
+                err <= 1e-12 * scale,
+                "{} ({}): {form:?} differs from Direct by {:e} of the largest entry",
+                inst.name,
+                ty.name,
+                err / scale
+            );
+        }
+    }
+    assert!(
+        counts.len() == 3 && counts[2] < counts[0] && counts[2] < counts[1],
+        "the spring-damper's forms differ, elimination the cheapest: {counts:?}"
+    );
 }
