@@ -29,11 +29,12 @@ pub struct LocalQ {
 
 /// The cones of node lists evaluated before in one graph. Every instance of an element
 /// type evaluates the same nodes (its parameter defaults, hidden slots, the fields of
-/// its nested instances) with its own numbers: the walk that finds what they need is
-/// per-type work, done once. Valid for one graph only; since a graph only grows and a
-/// node never changes, a cone stays right as nodes are added.
+/// its nested instances) with its own numbers: the walk that finds what they need, and
+/// where each needed node sits in that cone, are per-type work, done once. Valid for
+/// one graph only; since a graph only grows and a node never changes, a cone stays
+/// right as nodes are added.
 #[derive(Default)]
-pub struct Cones(RefCell<HashMap<Vec<Id>, Rc<[Id]>>>);
+pub struct Cones(RefCell<HashMap<Vec<Id>, Rc<Cone>>>);
 
 impl Cones {
     /// [`eval_nodes`] of `nodes` in `g`, the graph these cones belong to.
@@ -49,11 +50,63 @@ impl Cones {
         check(g, nodes)?;
         let known = self.0.borrow().get(nodes).cloned();
         let cone = known.unwrap_or_else(|| {
-            let c: Rc<[Id]> = g.cone(nodes).into();
+            let c = Rc::new(Cone::new(g, nodes));
             self.0.borrow_mut().insert(nodes.to_vec(), c.clone());
             c
         });
         eval_cone(g, &cone, nodes, q, v, p, time)
+    }
+}
+
+/// The nodes some roots need (ids ascending, so operands come first), their
+/// operations, and for each the index in that list of each of its operands: on the path
+/// every instance takes, an operand's value is found among its node's own few operands,
+/// not by a search of the whole cone.
+pub struct Cone {
+    ids: Vec<Id>,
+    ops: Vec<Op>,
+    /// Node `i`'s operands are `operands[starts[i]..starts[i + 1]]`, at `at[..]` in `ids`.
+    starts: Vec<usize>,
+    operands: Vec<Id>,
+    at: Vec<usize>,
+}
+
+impl Cone {
+    fn new(g: &Graph, roots: &[Id]) -> Cone {
+        let ids = g.cone(roots);
+        let ops: Vec<Op> = ids.iter().map(|&id| g.op(id)).collect();
+        let mut starts = vec![0];
+        let mut operands = Vec::new();
+        for op in &ops {
+            operands.extend(op.operands());
+            starts.push(operands.len());
+        }
+        let at = operands
+            .iter()
+            .map(|a| ids.binary_search(a).expect("operands are in the cone"))
+            .collect();
+        Cone {
+            ids,
+            ops,
+            starts,
+            operands,
+            at,
+        }
+    }
+
+    /// The index in the cone of operand `a` of node `i`.
+    fn operand(&self, i: usize, a: Id) -> usize {
+        let range = self.starts[i]..self.starts[i + 1];
+        let k = self.operands[range.clone()]
+            .iter()
+            .position(|&o| o == a)
+            .expect("an operand of the node");
+        self.at[range.start + k]
+    }
+
+    /// The index in the cone of one of its nodes.
+    fn index(&self, id: Id) -> usize {
+        self.ids.binary_search(&id).expect("a node of the cone")
     }
 }
 
@@ -75,21 +128,20 @@ pub fn eval_nodes(
     time: Time,
 ) -> Result<Vec<f64>, String> {
     check(g, nodes)?;
-    eval_cone(g, &g.cone(nodes), nodes, q, v, p, time)
+    eval_cone(g, &Cone::new(g, nodes), nodes, q, v, p, time)
 }
 
-/// [`eval_nodes`] given the cone of `nodes` (ids ascending, so operands come first):
-/// the cost is that of the nodes needed, not of the whole graph.
+/// [`eval_nodes`] given the cone of `nodes`: the cost is that of the nodes needed, not
+/// of the whole graph.
 fn eval_cone(
     g: &Graph,
-    cone: &[Id],
+    cone: &Cone,
     nodes: &[Id],
     lq: &LocalQ,
     v: &[f64],
     p: &[f64],
     time: Time,
 ) -> Result<Vec<f64>, String> {
-    let at = |id: Id| cone.binary_search(&id).expect("operands are in the cone");
     let q = &lq.q[..];
     let rotations: Vec<Option<[[f64; 3]; 3]>> = lq
         .theta
@@ -99,9 +151,8 @@ fn eval_cone(
                 .map(|c| fdc_diff::lie::num::shabana([c[0], c[1], c[2], c[3]]))
         })
         .collect();
-    let mut val = vec![0.0; cone.len()];
-    for (i, &id) in cone.iter().enumerate() {
-        let op = g.op(id);
+    let mut val = vec![0.0; cone.ids.len()];
+    for (i, &op) in cone.ops.iter().enumerate() {
         val[i] = match op {
             Op::Input(slot, k) => {
                 let k = k as usize;
@@ -138,8 +189,8 @@ fn eval_cone(
                 })?;
                 a[r / 3][r % 3]
             }
-            _ => interp::apply(&op, g.tables(), |a| val[at(a)]),
+            _ => interp::apply(&op, g.tables(), |a| val[cone.operand(i, a)]),
         };
     }
-    Ok(nodes.iter().map(|&o| val[at(o)]).collect())
+    Ok(nodes.iter().map(|&o| val[cone.index(o)]).collect())
 }
