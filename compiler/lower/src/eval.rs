@@ -33,8 +33,13 @@ pub struct LocalQ {
 /// where each needed node sits in that cone, are per-type work, done once. Valid for
 /// one graph only; since a graph only grows and a node never changes, a cone stays
 /// right as nodes are added.
+/// Also the values of the last evaluation, kept so the next one writes into memory it
+/// has (a cone may have thousands of nodes, evaluated once per instance).
 #[derive(Default)]
-pub struct Cones(RefCell<HashMap<Vec<Id>, Rc<Cone>>>);
+pub struct Cones {
+    known: RefCell<HashMap<Vec<Id>, Rc<Cone>>>,
+    values: RefCell<Vec<f64>>,
+}
 
 impl Cones {
     /// [`eval_nodes`] of `nodes` in `g`, the graph these cones belong to.
@@ -48,27 +53,28 @@ impl Cones {
         time: Time,
     ) -> Result<Vec<f64>, String> {
         check(g, nodes)?;
-        let known = self.0.borrow().get(nodes).cloned();
+        let known = self.known.borrow().get(nodes).cloned();
         let cone = known.unwrap_or_else(|| {
             let c = Rc::new(Cone::new(g, nodes));
-            self.0.borrow_mut().insert(nodes.to_vec(), c.clone());
+            self.known.borrow_mut().insert(nodes.to_vec(), c.clone());
             c
         });
-        eval_cone(g, &cone, nodes, q, v, p, time)
+        eval_cone(g, &cone, q, v, p, time, &mut self.values.borrow_mut())
     }
 }
 
-/// The nodes some roots need (ids ascending, so operands come first), their
-/// operations, and for each the index in that list of each of its operands: on the path
-/// every instance takes, an operand's value is found among its node's own few operands,
-/// not by a search of the whole cone.
+/// The operations of the nodes some roots need (in ascending id order, so operands
+/// come first) and, for each, the position in that list of each of its operands: on
+/// the path every instance takes, an operand's value is found among its node's own few
+/// operands, not by a search of the whole cone.
 pub struct Cone {
-    ids: Vec<Id>,
     ops: Vec<Op>,
-    /// Node `i`'s operands are `operands[starts[i]..starts[i + 1]]`, at `at[..]` in `ids`.
+    /// Node `i`'s operands are `operands[starts[i]..starts[i + 1]]`, at `at[..]`.
     starts: Vec<usize>,
     operands: Vec<Id>,
     at: Vec<usize>,
+    /// Where each root is.
+    roots: Vec<usize>,
 }
 
 impl Cone {
@@ -81,16 +87,15 @@ impl Cone {
             operands.extend(op.operands());
             starts.push(operands.len());
         }
-        let at = operands
-            .iter()
-            .map(|a| ids.binary_search(a).expect("operands are in the cone"))
-            .collect();
+        let index = |a: &Id| ids.binary_search(a).expect("a node of the cone");
+        let at = operands.iter().map(index).collect();
+        let roots = roots.iter().map(index).collect();
         Cone {
-            ids,
             ops,
             starts,
             operands,
             at,
+            roots,
         }
     }
 
@@ -102,11 +107,6 @@ impl Cone {
             .position(|&o| o == a)
             .expect("an operand of the node");
         self.at[range.start + k]
-    }
-
-    /// The index in the cone of one of its nodes.
-    fn index(&self, id: Id) -> usize {
-        self.ids.binary_search(&id).expect("a node of the cone")
     }
 }
 
@@ -128,19 +128,19 @@ pub fn eval_nodes(
     time: Time,
 ) -> Result<Vec<f64>, String> {
     check(g, nodes)?;
-    eval_cone(g, &Cone::new(g, nodes), nodes, q, v, p, time)
+    eval_cone(g, &Cone::new(g, nodes), q, v, p, time, &mut Vec::new())
 }
 
-/// [`eval_nodes`] given the cone of `nodes`: the cost is that of the nodes needed, not
-/// of the whole graph.
+/// [`eval_nodes`] of the roots of `cone`: the cost is that of the nodes needed, not of
+/// the whole graph. `val` is scratch memory for the value of every node.
 fn eval_cone(
     g: &Graph,
     cone: &Cone,
-    nodes: &[Id],
     lq: &LocalQ,
     v: &[f64],
     p: &[f64],
     time: Time,
+    val: &mut Vec<f64>,
 ) -> Result<Vec<f64>, String> {
     let q = &lq.q[..];
     let rotations: Vec<Option<[[f64; 3]; 3]>> = lq
@@ -151,9 +151,9 @@ fn eval_cone(
                 .map(|c| fdc_diff::lie::num::shabana([c[0], c[1], c[2], c[3]]))
         })
         .collect();
-    let mut val = vec![0.0; cone.ids.len()];
+    val.clear();
     for (i, &op) in cone.ops.iter().enumerate() {
-        val[i] = match op {
+        let x = match op {
             Op::Input(slot, k) => {
                 let k = k as usize;
                 let arr: &[f64] = match slot {
@@ -191,6 +191,7 @@ fn eval_cone(
             }
             _ => interp::apply(&op, g.tables(), |a| val[cone.operand(i, a)]),
         };
+        val.push(x);
     }
-    Ok(nodes.iter().map(|&o| val[cone.index(o)]).collect())
+    Ok(cone.roots.iter().map(|&k| val[k]).collect())
 }
