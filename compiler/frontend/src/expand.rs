@@ -82,7 +82,13 @@ pub fn expand(modules: &[Module], overrides: &[(String, f64)]) -> Expansion {
         .map(|m| {
             let mut items = Vec::new();
             x.items(&m.items, &mut items);
-            Module { items, ..m.clone() }
+            // Only the few fields beside the items: cloning `m` whole would copy every
+            // item of the file (the model's thousands of instances) to drop them again.
+            Module {
+                items,
+                file: m.file,
+                maybe_declared: m.maybe_declared.clone(),
+            }
         })
         .collect();
     for (file, def) in std::mem::take(&mut x.new_types) {

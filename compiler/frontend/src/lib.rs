@@ -335,6 +335,8 @@ fn analyze_here(
         next += 1;
     }
     let expanded = expand::expand(&modules, overrides);
+    // The files as parsed are not needed past the expansion (which copied them).
+    stack::drop_aside(modules);
     diagnostics.extend(expanded.diagnostics);
     let modules = expanded.modules;
     let checked = check::check(&modules, stdlib_count);

@@ -79,6 +79,19 @@ pub fn with_compile_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
+/// Frees `value` on a thread of its own (with the compile stack, since freeing a deep
+/// expression recurses as building it did), so the caller does not wait for it. A
+/// model's syntax tree and analysis are many small allocations: freeing those of a
+/// 1,000-body model took a tenth of a warm `fdc build`, on the path to the first
+/// result. If no thread can be started, the spawn drops its closure, so `value` is
+/// freed in place.
+pub fn drop_aside<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new()
+        .name("fdc-free".into())
+        .stack_size(COMPILE_STACK_BYTES)
+        .spawn(move || drop(value));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,11 +29,17 @@ pub struct LocalQ {
 
 /// The cones of node lists evaluated before in one graph. Every instance of an element
 /// type evaluates the same nodes (its parameter defaults, hidden slots, the fields of
-/// its nested instances) with its own numbers: the walk that finds what they need is
-/// per-type work, done once. Valid for one graph only; since a graph only grows and a
-/// node never changes, a cone stays right as nodes are added.
+/// its nested instances) with its own numbers: the walk that finds what they need, and
+/// where each needed node sits in that cone, are per-type work, done once. Valid for
+/// one graph only; since a graph only grows and a node never changes, a cone stays
+/// right as nodes are added.
+/// Also the values of the last evaluation, kept so the next one writes into memory it
+/// has (a cone may have thousands of nodes, evaluated once per instance).
 #[derive(Default)]
-pub struct Cones(RefCell<HashMap<Vec<Id>, Rc<[Id]>>>);
+pub struct Cones {
+    known: RefCell<HashMap<Vec<Id>, Rc<Cone>>>,
+    values: RefCell<Vec<f64>>,
+}
 
 impl Cones {
     /// [`eval_nodes`] of `nodes` in `g`, the graph these cones belong to.
@@ -47,13 +53,60 @@ impl Cones {
         time: Time,
     ) -> Result<Vec<f64>, String> {
         check(g, nodes)?;
-        let known = self.0.borrow().get(nodes).cloned();
+        let known = self.known.borrow().get(nodes).cloned();
         let cone = known.unwrap_or_else(|| {
-            let c: Rc<[Id]> = g.cone(nodes).into();
-            self.0.borrow_mut().insert(nodes.to_vec(), c.clone());
+            let c = Rc::new(Cone::new(g, nodes));
+            self.known.borrow_mut().insert(nodes.to_vec(), c.clone());
             c
         });
-        eval_cone(g, &cone, nodes, q, v, p, time)
+        eval_cone(g, &cone, q, v, p, time, &mut self.values.borrow_mut())
+    }
+}
+
+/// The operations of the nodes some roots need (in ascending id order, so operands
+/// come first) and, for each, the position in that list of each of its operands: on
+/// the path every instance takes, an operand's value is found among its node's own few
+/// operands, not by a search of the whole cone.
+pub struct Cone {
+    ops: Vec<Op>,
+    /// Node `i`'s operands are `operands[starts[i]..starts[i + 1]]`, at `at[..]`.
+    starts: Vec<usize>,
+    operands: Vec<Id>,
+    at: Vec<usize>,
+    /// Where each root is.
+    roots: Vec<usize>,
+}
+
+impl Cone {
+    fn new(g: &Graph, roots: &[Id]) -> Cone {
+        let ids = g.cone(roots);
+        let ops: Vec<Op> = ids.iter().map(|&id| g.op(id)).collect();
+        let mut starts = vec![0];
+        let mut operands = Vec::new();
+        for op in &ops {
+            operands.extend(op.operands());
+            starts.push(operands.len());
+        }
+        let index = |a: &Id| ids.binary_search(a).expect("a node of the cone");
+        let at = operands.iter().map(index).collect();
+        let roots = roots.iter().map(index).collect();
+        Cone {
+            ops,
+            starts,
+            operands,
+            at,
+            roots,
+        }
+    }
+
+    /// The index in the cone of operand `a` of node `i`.
+    fn operand(&self, i: usize, a: Id) -> usize {
+        let range = self.starts[i]..self.starts[i + 1];
+        let k = self.operands[range.clone()]
+            .iter()
+            .position(|&o| o == a)
+            .expect("an operand of the node");
+        self.at[range.start + k]
     }
 }
 
@@ -75,21 +128,20 @@ pub fn eval_nodes(
     time: Time,
 ) -> Result<Vec<f64>, String> {
     check(g, nodes)?;
-    eval_cone(g, &g.cone(nodes), nodes, q, v, p, time)
+    eval_cone(g, &Cone::new(g, nodes), q, v, p, time, &mut Vec::new())
 }
 
-/// [`eval_nodes`] given the cone of `nodes` (ids ascending, so operands come first):
-/// the cost is that of the nodes needed, not of the whole graph.
+/// [`eval_nodes`] of the roots of `cone`: the cost is that of the nodes needed, not of
+/// the whole graph. `val` is scratch memory for the value of every node.
 fn eval_cone(
     g: &Graph,
-    cone: &[Id],
-    nodes: &[Id],
+    cone: &Cone,
     lq: &LocalQ,
     v: &[f64],
     p: &[f64],
     time: Time,
+    val: &mut Vec<f64>,
 ) -> Result<Vec<f64>, String> {
-    let at = |id: Id| cone.binary_search(&id).expect("operands are in the cone");
     let q = &lq.q[..];
     let rotations: Vec<Option<[[f64; 3]; 3]>> = lq
         .theta
@@ -99,10 +151,9 @@ fn eval_cone(
                 .map(|c| fdc_diff::lie::num::shabana([c[0], c[1], c[2], c[3]]))
         })
         .collect();
-    let mut val = vec![0.0; cone.len()];
-    for (i, &id) in cone.iter().enumerate() {
-        let op = g.op(id);
-        val[i] = match op {
+    val.clear();
+    for (i, &op) in cone.ops.iter().enumerate() {
+        let x = match op {
             Op::Input(slot, k) => {
                 let k = k as usize;
                 let arr: &[f64] = match slot {
@@ -138,8 +189,9 @@ fn eval_cone(
                 })?;
                 a[r / 3][r % 3]
             }
-            _ => interp::apply(&op, g.tables(), |a| val[at(a)]),
+            _ => interp::apply(&op, g.tables(), |a| val[cone.operand(i, a)]),
         };
+        val.push(x);
     }
-    Ok(nodes.iter().map(|&o| val[at(o)]).collect())
+    Ok(cone.roots.iter().map(|&k| val[k]).collect())
 }

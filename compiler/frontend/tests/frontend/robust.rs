@@ -195,3 +195,22 @@ fn print_parse_round_trip() {
         assert!(printed.len() > 20 || m.items.is_empty());
     }
 }
+
+/// `drop_aside` frees its value, and not on the calling thread: on the thread of its
+/// own that keeps the freeing of a model's analysis off the path to the first result.
+#[test]
+fn drop_aside_frees_the_value_on_another_thread() {
+    struct Tell(std::sync::mpsc::Sender<Option<String>>);
+    impl Drop for Tell {
+        fn drop(&mut self) {
+            let name = std::thread::current().name().map(str::to_string);
+            let _ = self.0.send(name);
+        }
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    fdc_frontend::stack::drop_aside(Tell(tx));
+    let name = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the value is dropped");
+    assert_eq!(name.as_deref(), Some("fdc-free"));
+}
