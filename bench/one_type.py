@@ -20,6 +20,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from first_result import first_result as timed_run  # noqa: E402
+
 MODEL = """gravity [0, 0, -9.81];
 body a: rigid_body { mass = 2; inertia = [0.1, 0.2, 0.3]; position = [0.3, 0.1, -0.2]; }
 body b: rigid_body { mass = 1; inertia = [0.05, 0.04, 0.03]; position = [1.0, -0.2, 0.4]; }
@@ -50,17 +53,9 @@ def build(binary, k):
 
 def first_result(binary, k):
     cache = os.path.join(work, f"r-{os.path.basename(binary)}-{id(binary)}-{k}")
-    t0 = time.perf_counter()
-    p = subprocess.Popen([binary, "run", model, "--end", "0.01", "--cache-dir", cache,
-                          "-o", os.path.join(work, "o.csv")],
-                         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    first = None
-    for line in p.stderr:
-        if line.startswith("results:") and first is None:
-            first = (time.perf_counter() - t0) * 1e3
-    p.wait()
-    assert p.returncode == 0
-    return {"first result": first, "exit": (time.perf_counter() - t0) * 1e3}
+    first, end = timed_run([binary, "run", model, "--end", "0.01", "--cache-dir", cache],
+                           os.path.join(work, "o.csv"))
+    return {"first result": first, "exit": end}
 
 
 res = {"new": [], "base": []}

@@ -23,6 +23,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from first_result import first_result as timed_run  # noqa: E402
+
 here = os.path.dirname(os.path.abspath(__file__))
 fdc, base = sys.argv[1], sys.argv[2]
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 5
@@ -52,16 +55,7 @@ def build_timings(binary, model, cache):
 
 def first_result(args, cache):
     """Milliseconds to the `results:` line and to the process exit."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(args + ["--cache-dir", cache, "-o", os.path.join(work, "out.csv")],
-                         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    first = None
-    for line in p.stderr:
-        if line.startswith("results:") and first is None:
-            first = (time.perf_counter() - t0) * 1e3
-    p.wait()
-    assert p.returncode == 0
-    return first, (time.perf_counter() - t0) * 1e3
+    return timed_run(args + ["--cache-dir", cache], os.path.join(work, "out.csv"))
 
 
 med = statistics.median
