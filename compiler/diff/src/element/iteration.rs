@@ -1,10 +1,26 @@
-//! The iteration matrix of the dynamic and constraint rows, in either form.
+//! The iteration matrix of the dynamic and constraint rows, in one of its forms.
 
-use super::{mul_s, ElementBuilder, IterationForm};
+use super::{mul_s, ElementBuilder};
 use crate::ad::{self, Family, Grad};
 use fdc_ir::{Id, M3};
 use std::cell::Cell;
 use std::collections::BTreeMap;
+
+/// How the dynamic rows of `iter` and `iter_noqv` are formed. All forms are exact
+/// derivatives of the same residual; they differ in operation count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IterationForm {
+    /// Build the assembled and the eliminated form and keep the one with fewer
+    /// operations (the default).
+    #[default]
+    Cheaper,
+    /// ∂r/∂v̇ + γ′h ∂r/∂v + β′h² (∂r/∂δ) T(Δ) from the separate partial derivatives.
+    Assembled,
+    /// d r/dx in one forward pass through the discrete state x ↦ (q, v, v̇, λ).
+    Direct,
+    /// d r/dx by vertex elimination ([`crate::Differ::iter_by_elimination`]).
+    Eliminated,
+}
 
 thread_local! {
     /// The form of every element builder created on this thread.

@@ -15,6 +15,7 @@ use fdc_ir::{Graph, Id, Op, Slot, M3, V3};
 
 mod finish;
 pub(crate) mod iteration;
+pub use iteration::IterationForm;
 mod owner;
 
 /// What an element type owns.
@@ -59,21 +60,6 @@ impl BodyKind {
             BodyKind::Point => (3, 3),
         }
     }
-}
-
-/// How the dynamic rows of `iter` and `iter_noqv` are formed. Both forms are exact
-/// derivatives of the same residual; they differ in operation count.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum IterationForm {
-    /// Build both and keep the one with fewer operations (the default).
-    #[default]
-    Cheaper,
-    /// ∂r/∂v̇ + γ′h ∂r/∂v + β′h² (∂r/∂δ) T(Δ) from the separate partial derivatives.
-    Assembled,
-    /// d r/dx in one forward pass through the discrete state x ↦ (q, v, v̇, λ).
-    Direct,
-    /// d r/dx by vertex elimination ([`crate::Differ::iter_by_elimination`]).
-    Eliminated,
 }
 
 /// The kinematic quantities of one connected body (or of ground) as IR nodes.
