@@ -206,45 +206,61 @@ fn editor_session_over_stdio() {
         json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": good}]}),
     );
     assert_eq!(c.diagnostics_for(&uri), Vec::<Value>::new());
+    hover(&mut c, &uri, &good);
+    definition(&mut c, &uri, &good);
+    completion(&mut c, &uri, &good);
+    symbols_and_junk(&mut c, &uri);
 
+    // 8. Shutdown and exit: the process ends with status 0.
+    assert_eq!(c.request("shutdown", Value::Null), Value::Null);
+    c.notify("exit", Value::Null);
+    let status = c.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+}
+
+/// Step 3 of the session: hover texts.
+fn hover(c: &mut Client, uri: &str, good: &str) {
     // 3. Hover: an element type of the stdlib shows its doc and fields with defaults.
-    let (l, col) = locate(&good, "rigid_body", 0);
-    let h = c.request("textDocument/hover", at(&uri, l, col + 3));
+    let (l, col) = locate(good, "rigid_body", 0);
+    let h = c.request("textDocument/hover", at(uri, l, col + 3));
     let text = h["contents"]["value"].as_str().unwrap();
     assert!(text.contains("body rigid_body("), "{text}");
     assert!(text.contains("`mass`: scalar (required)"), "{text}");
     assert_eq!(h["range"], range(l, col, col + 10));
     // A field: its type and the type it belongs to.
-    let (l, col) = locate(&good, "axis", 0);
-    let h = c.request("textDocument/hover", at(&uri, l, col));
+    let (l, col) = locate(good, "axis", 0);
+    let h = c.request("textDocument/hover", at(uri, l, col));
     let text = h["contents"]["value"].as_str().unwrap();
     assert!(text.starts_with("`axis`: vec3"), "{text}");
     assert!(text.contains("field of `revolute`"), "{text}");
     // A name in an expression: its type and declaration.
-    let (l, col) = locate(&good, "L/2", 0);
-    let h = c.request("textDocument/hover", at(&uri, l, col));
+    let (l, col) = locate(good, "L/2", 0);
+    let h = c.request("textDocument/hover", at(uri, l, col));
     let text = h["contents"]["value"].as_str().unwrap();
     assert!(text.starts_with("`L`: scalar"), "{text}");
     assert!(text.contains("param L: scalar = 1.0"), "{text}");
     // An expression: the type the checker gave it.
-    let (l, col) = locate(&good, "rod.point", 0);
-    let h = c.request("textDocument/hover", at(&uri, l, col + 5));
+    let (l, col) = locate(good, "rod.point", 0);
+    let h = c.request("textDocument/hover", at(uri, l, col + 5));
     assert!(
         h["contents"]["value"].as_str().unwrap().contains("vec3"),
         "{h}"
     );
+}
 
+/// Step 4: go to definition.
+fn definition(c: &mut Client, uri: &str, good: &str) {
     // 4. Definition: a body named in a joint, a param, and a stdlib element type.
-    let (l, col) = locate(&good, "rod, ground", 0);
-    let d = c.request("textDocument/definition", at(&uri, l, col + 1));
-    let (dl, dc) = locate(&good, "rod:", 0);
+    let (l, col) = locate(good, "rod, ground", 0);
+    let d = c.request("textDocument/definition", at(uri, l, col + 1));
+    let (dl, dc) = locate(good, "rod:", 0);
     assert_eq!(d["uri"], json!(uri));
     assert_eq!(d["range"], range(dl, dc, dc + 3));
-    let (l, col) = locate(&good, "L/2", 1);
-    let d = c.request("textDocument/definition", at(&uri, l, col));
+    let (l, col) = locate(good, "L/2", 1);
+    let d = c.request("textDocument/definition", at(uri, l, col));
     assert_eq!(d["range"], range(1, 6, 7));
-    let (l, col) = locate(&good, "revolute", 0);
-    let d = c.request("textDocument/definition", at(&uri, l, col + 2));
+    let (l, col) = locate(good, "revolute", 0);
+    let d = c.request("textDocument/definition", at(uri, l, col + 2));
     let target = d["uri"].as_str().unwrap();
     assert!(target.ends_with("/joints.fd"), "{target}");
     let path = target.strip_prefix("file://").unwrap();
@@ -256,16 +272,19 @@ fn editor_session_over_stdio() {
     assert_eq!(std::fs::read_to_string(path).unwrap(), joints);
     let (jl, jc) = locate(joints, "joint revolute(", 0);
     assert_eq!(d["range"], range(jl, jc + 6, jc + 14));
+}
 
+/// Step 5: completion on half-typed text.
+fn completion(c: &mut Client, uri: &str, good: &str) {
     // 5. Completion on half-typed text (its own diagnostics come first).
     let typing = format!("{good}body arm: \n");
     c.notify(
         "textDocument/didChange",
         json!({"textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"text": typing}]}),
     );
-    assert!(!c.diagnostics_for(&uri).is_empty());
+    assert!(!c.diagnostics_for(uri).is_empty());
     let line = typing.lines().count() as u32 - 1;
-    let items = c.request("textDocument/completion", at(&uri, line, 10));
+    let items = c.request("textDocument/completion", at(uri, line, 10));
     let names = labels(&items);
     assert!(names.contains(&"rigid_body".to_string()), "{names:?}");
     assert!(
@@ -278,9 +297,9 @@ fn editor_session_over_stdio() {
         "textDocument/didChange",
         json!({"textDocument": {"uri": uri, "version": 4}, "contentChanges": [{"text": typing}]}),
     );
-    c.diagnostics_for(&uri);
+    c.diagnostics_for(uri);
     let line = typing.lines().count() as u32 - 1;
-    let names = labels(&c.request("textDocument/completion", at(&uri, line, 19)));
+    let names = labels(&c.request("textDocument/completion", at(uri, line, 19)));
     assert!(
         names.contains(&"rod".to_string()) && names.contains(&"ground".to_string()),
         "{names:?}"
@@ -291,8 +310,8 @@ fn editor_session_over_stdio() {
     );
 
     // Fields inside an instance's braces, with their types and defaults.
-    let (l, _) = locate(&good, "axis", 0);
-    let items = c.request("textDocument/completion", at(&uri, l, 4));
+    let (l, _) = locate(good, "axis", 0);
+    let items = c.request("textDocument/completion", at(uri, l, 4));
     let axis = items
         .as_array()
         .unwrap()
@@ -306,15 +325,18 @@ fn editor_session_over_stdio() {
     let names = labels(&items);
     assert!(names.contains(&"at".to_string()), "{names:?}");
     // A value: params, builtin functions.
-    let (l, col) = locate(&good, "L/2", 0);
-    let names = labels(&c.request("textDocument/completion", at(&uri, l, col)));
+    let (l, col) = locate(good, "L/2", 0);
+    let names = labels(&c.request("textDocument/completion", at(uri, l, col)));
     for want in ["L", "sin", "atan2", "dot", "rod"] {
         assert!(
             names.contains(&want.to_string()),
             "{want} missing: {names:?}"
         );
     }
+}
 
+/// Steps 6 and 7: the outline, then answers on broken text.
+fn symbols_and_junk(c: &mut Client, uri: &str) {
     // 6. Document symbols: the outline.
     let s = c.request(
         "textDocument/documentSymbol",
@@ -334,7 +356,7 @@ fn editor_session_over_stdio() {
         "textDocument/didChange",
         json!({"textDocument": {"uri": uri, "version": 5}, "contentChanges": [{"text": junk}]}),
     );
-    assert!(!c.diagnostics_for(&uri).is_empty());
+    assert!(!c.diagnostics_for(uri).is_empty());
     for line in 0..3 {
         for col in (0..60).step_by(3) {
             for m in [
@@ -342,16 +364,10 @@ fn editor_session_over_stdio() {
                 "textDocument/definition",
                 "textDocument/completion",
             ] {
-                c.request(m, at(&uri, line, col));
+                c.request(m, at(uri, line, col));
             }
         }
     }
-
-    // 8. Shutdown and exit: the process ends with status 0.
-    assert_eq!(c.request("shutdown", Value::Null), Value::Null);
-    c.notify("exit", Value::Null);
-    let status = c.child.wait().unwrap();
-    assert!(status.success(), "{status}");
 }
 
 /// The front end finds nothing wrong here; the lowering cannot read the spline's table.
