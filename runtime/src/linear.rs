@@ -14,6 +14,7 @@ use faer::{Mat, MatMut, Par};
 
 use crate::assembly::Pattern;
 
+mod amalgamate;
 mod blocked;
 mod supernodes;
 use blocked::Blocks;
@@ -178,6 +179,9 @@ pub struct SparseLu {
     /// the values of L and U there); `None` when the patterns do not fit them.
     dense: Option<Blocks>,
     kernel: LuKernel,
+    /// Whether the blocked kernel merges its supernodes into wider ones
+    /// (`linear/amalgamate.rs`; default on).
+    relax: bool,
     /// The kernel that made the current factors (the solve reads its arrays).
     factored: LuKernel,
     have_factors: bool,
@@ -213,6 +217,7 @@ impl SparseLu {
             blocks: None,
             dense: None,
             kernel: LuKernel::default(),
+            relax: true,
             factored: LuKernel::Column,
             have_factors: false,
             keep: false,
@@ -288,12 +293,11 @@ impl SparseLu {
         self.dense = Blocks::new(
             &self.l_ptr,
             &self.l_row,
-            &self.u_ptr,
-            &self.u_row,
             &self.pattern.col_ptr,
             &self.pattern.row_idx,
             &self.pinv,
             &self.q_inv,
+            self.relax,
         );
     }
 
@@ -301,6 +305,16 @@ impl SparseLu {
     /// [`LuKernel::Blocked`]). Takes effect at the next `factorize`.
     pub fn set_kernel(&mut self, kernel: LuKernel) {
         self.kernel = kernel;
+    }
+
+    /// Whether the blocked kernel merges supernodes into wider ones with explicit zeros
+    /// (default true; false keeps the runs whose L columns nest exactly, the reference
+    /// of the tests and the benchmark). Rebuilds the blocks of a kept order (allocates).
+    pub fn set_relaxed(&mut self, relax: bool) {
+        self.relax = relax;
+        if self.have_factors {
+            self.find_supernodes();
+        }
     }
 
     /// The kernel that runs: the chosen one, or the next simpler one where the kept
