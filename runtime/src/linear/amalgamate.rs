@@ -170,12 +170,11 @@ mod tests {
             a[i][j] = true;
         }
         for k in 0..n {
-            for i in k + 1..n {
-                if a[i][k] {
-                    for j in k + 1..n {
-                        if a[k][j] {
-                            a[i][j] = true;
-                        }
+            let row_k = a[k].clone();
+            for row in &mut a[k + 1..] {
+                if row[k] {
+                    for (x, &u) in row[k + 1..].iter_mut().zip(&row_k[k + 1..]) {
+                        *x |= u;
                     }
                 }
             }
