@@ -2,10 +2,10 @@
 //! the iteration matrix of an N-link revolute chain (6 velocity unknowns per body, 5
 //! constraint rows per joint, a spring-damper between neighbours:
 //! `tests/runtime/common/matrices.rs`), the blocked kernel (supernode by supernode in
-//! dense blocks, the default) against the supernodal one (columns with updates grouped
-//! by supernode) in the same invocation, in CPU time of the thread (the machine is
-//! shared). Run with `cargo bench --workspace --bench lu` (add
-//! `-- quick` for a short run, `-- profile` to time the blocked kernel alone, and sizes to replace N = 16, 64, 256, 1000); the last row
+//! dense blocks) on relaxed supernodes (merged into wider ones with explicit zeros, the
+//! default) against the same kernel on the exact ones (runs whose L columns nest) in
+//! the same invocation, in CPU time of the thread (the machine is shared). Run with `cargo bench --workspace --bench lu` (add
+//! `-- quick` for a short run, `-- profile` to time the relaxed blocked kernel alone, and sizes to replace N = 16, 64, 256, 1000); the last row
 //! (N = 0) is the vehicle-like mechanism of `matrices::vehicle_joints` (17 bodies).
 //! Prints a markdown table for docs/performance.md.
 
@@ -49,7 +49,7 @@ fn time(lu: &mut SparseLu, values: &[f64], rhs: &[f64], x: &mut [f64], reps: usi
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
     let profile = std::env::args().any(|a| a == "profile");
-    println!("| N | unknowns | nnz(L+U) | multiply-adds (column / blocked) | supernodes (super / blocked) | supernodal µs | blocked µs | µs per body (super / blocked) | blocked / supernodal | max rel. difference |");
+    println!("| N | unknowns | nnz(L+U) | multiply-adds (column / exact / relaxed) | supernodes (exact / relaxed) | exact µs | relaxed µs | µs per body (exact / relaxed) | relaxed / exact | max rel. difference |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     // Sizes on the command line replace the default ones.
     let mut sizes: Vec<usize> = std::env::args().filter_map(|a| a.parse().ok()).collect();
@@ -68,9 +68,9 @@ fn main() {
         let mut seed = 5;
         let rhs: Vec<f64> = (0..pattern.n).map(|_| matrices::lcg(&mut seed)).collect();
         let mut old = SparseLu::new(&pattern).expect("analysis");
-        old.set_kernel(LuKernel::Supernodal);
+        old.set_relaxed(false);
         let mut new = SparseLu::new(&pattern).expect("analysis");
-        new.set_kernel(LuKernel::Blocked);
+        new.set_relaxed(true);
         let (mut xo, mut xn) = (rhs.clone(), rhs.clone());
         // The first factorization chooses the pivot order; every later one keeps it.
         time(&mut old, &values, &rhs, &mut xo, 3);
@@ -83,7 +83,7 @@ fn main() {
         // Interleaved rounds, the median of the per-round medians.
         let (mut to, mut tn) = (vec![], vec![]);
         for _ in 0..5 {
-            // `-- profile`: the blocked kernel alone (for perf; the ratio is then void).
+            // `-- profile`: the relaxed kernel alone (for perf; the ratio is then void).
             let old_reps = if profile { 1 } else { reps };
             to.push(time(&mut old, &values, &rhs, &mut xo, old_reps));
             tn.push(time(&mut new, &values, &rhs, &mut xn, reps));
@@ -99,11 +99,13 @@ fn main() {
         assert_eq!(old.full_factorizations(), 1);
         assert_eq!(new.full_factorizations(), 1);
         assert_eq!(new.active(), LuKernel::Blocked);
+        assert_eq!(old.active(), LuKernel::Blocked);
         println!(
-            "| {label} | {} | {} | {} / {} | {} / {} | {to:.1} | {tn:.1} | {:.3} / {:.3} | {:.2} | {diff:.1e} |",
+            "| {label} | {} | {} | {} / {} / {} | {} / {} | {to:.1} | {tn:.1} | {:.3} / {:.3} | {:.2} | {diff:.1e} |",
             pattern.n,
             new.factor_nnz(),
             multiply_adds(&new),
+            old.blocked_multiply_adds().unwrap_or(0),
             new.blocked_multiply_adds().unwrap_or(0),
             old.supernodes(),
             new.supernodes(),

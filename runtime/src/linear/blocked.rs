@@ -5,8 +5,11 @@
 //! column. On a multibody matrix that bookkeeping costs more than the arithmetic. Here
 //! the same elimination runs right-looking by supernodes, each stored densely:
 //!
-//! - a supernode is a run of elimination steps `k0..k0+w` whose L columns nest (the
-//!   same rows below the run), as in `supernodes.rs`;
+//! - a supernode is a run of elimination steps `k0..k0+w`: the runs whose L columns
+//!   nest (the same rows below the run, as in `supernodes.rs`), merged with their
+//!   neighbours where wider blocks with some explicit zeros cost less
+//!   (`amalgamate.rs`, which also computes the rows and columns below for the merged
+//!   runs);
 //! - its **panel** holds the columns `k0..k0+w` over the rows of the run and the common
 //!   rows `R` below it (row-major, `(w + |R|) × w`): L below the diagonal, U on and above
 //!   it within the run's diagonal block;
@@ -24,10 +27,8 @@
 //! is used: the inner loops are plain axpys over contiguous numbers that the compiler
 //! vectorizes without reassociating, and the same input gives the same bits.
 
+use super::amalgamate::{amalgamate, runs_of, stride, structure, LANES, MAX_WIDTH};
 use super::supernodes::{dot, forward_panel};
-
-/// Widest supernode: a panel's diagonal block costs width² numbers.
-const MAX_WIDTH: usize = 64;
 
 /// The dense blocks of one L/U pattern and the maps that fill them.
 pub(super) struct Blocks {
@@ -70,30 +71,22 @@ struct Shape {
     stride: usize,
 }
 
-/// Columns of the update computed together in registers (fixed-size accumulators the
-/// compiler keeps in vector registers; each entry is still summed in step order).
-const LANES: usize = 4;
-
-fn stride(nc: usize) -> usize {
-    nc.div_ceil(LANES) * LANES
-}
-
 impl Blocks {
-    /// The blocks of the strictly lower L and strictly upper U patterns (elimination
-    /// numbering, column arrays) for A's pattern `col_ptr`/`row_idx` under the row
-    /// order `pinv` and column order `q_inv`. `None` when an entry of A or of an update
-    /// has no place in the blocks (the patterns are not those of an LU of A) or the
+    /// The blocks for the strictly lower L pattern (elimination numbering, column
+    /// arrays; its nested columns make the fundamental runs) and A's pattern `col_ptr`/`row_idx` under the row
+    /// order `pinv` and column order `q_inv`: the runs whose L columns nest, merged
+    /// into wider ones where that costs less when `relax` is set (`amalgamate.rs`).
+    /// `None` when an entry of A or of an update has no place in the blocks or the
     /// maps would not fit 32 bits. Allocates: on a new pivot order only.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         l_ptr: &[usize],
         l_row: &[usize],
-        u_ptr: &[usize],
-        u_row: &[usize],
         col_ptr: &[usize],
         row_idx: &[usize],
         pinv: &[usize],
         q_inv: &[usize],
+        relax: bool,
     ) -> Option<Blocks> {
         let n = l_ptr.len() - 1;
         let lcol = |j: usize| {
@@ -114,27 +107,25 @@ impl Blocks {
             prev = col;
         }
         start.push(n);
-        let ns = start.len() - 1;
-        let mut of = vec![0; n];
-        for s in 0..ns {
-            of[start[s]..start[s + 1]].fill(s);
+        let mut entries = Vec::with_capacity(row_idx.len());
+        for c in 0..col_ptr.len() - 1 {
+            for &r in &row_idx[col_ptr[c]..col_ptr[c + 1]] {
+                entries.push((*pinv.get(r)?, *q_inv.get(c)?));
+            }
         }
+        let mut of = runs_of(&start);
+        let (mut r_lists, mut col_lists) = structure(&start, &of, &entries);
+        if relax {
+            start = amalgamate(&start, &r_lists, &col_lists);
+            of = runs_of(&start);
+            (r_lists, col_lists) = structure(&start, &of, &entries);
+        }
+        let ns = start.len() - 1;
         let (mut rows_ptr, mut rows) = (vec![0], vec![]);
         for s in 0..ns {
             rows.extend(start[s]..start[s + 1]);
-            rows.extend(lcol(start[s + 1] - 1));
+            rows.extend_from_slice(&r_lists[s]);
             rows_ptr.push(rows.len());
-        }
-        // C of a supernode: the columns right of it with a U entry in one of its rows,
-        // found column by column, so each list comes out ascending.
-        let mut col_lists: Vec<Vec<usize>> = vec![vec![]; ns];
-        for j in 0..n {
-            for &k in &u_row[u_ptr[j]..u_ptr[j + 1]] {
-                let s = of[k];
-                if j >= start[s + 1] && col_lists[s].last() != Some(&j) {
-                    col_lists[s].push(j);
-                }
-            }
         }
         let (mut cols_ptr, mut cols, mut val_ptr) = (vec![0], vec![], vec![0]);
         for (s, list) in col_lists.iter().enumerate() {

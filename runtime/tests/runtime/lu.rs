@@ -1,5 +1,6 @@
-//! The blocked and the supernodal refactorizations against the column-by-column one
-//! and a dense LU with partial pivoting, on multibody iteration matrices (a chain,
+//! The blocked (on relaxed and on exact supernodes) and the supernodal
+//! refactorizations against the column-by-column one and a dense LU with partial
+//! pivoting, on multibody iteration matrices (a chain,
 //! closed loops, loops whose redundant rows are held at zero, a vehicle-like tree with
 //! closed suspension loops) and random sparse matrices.
 
@@ -31,28 +32,35 @@ fn sparse(pattern: &Pattern, kernel: LuKernel) -> SparseLu {
     lu
 }
 
-/// Solves with the blocked, supernodal and column kernels and a dense LU, over several
-/// value sets of one pattern (the later ones keep the first pivot order), and
-/// compares. Returns the number of supernodes of the blocked kernel.
+/// Solves with the blocked (relaxed and exact supernodes), supernodal and column
+/// kernels and a dense LU, over several value sets of one pattern (the later ones keep
+/// the first pivot order), and compares. Returns the number of supernodes of the
+/// blocked kernel (relaxed).
 fn agree(pattern: &Pattern, value_sets: &[Vec<f64>]) -> usize {
-    let kernels = [LuKernel::Blocked, LuKernel::Supernodal, LuKernel::Column];
+    let kernels = [
+        LuKernel::Blocked,
+        LuKernel::Supernodal,
+        LuKernel::Column,
+        LuKernel::Blocked,
+    ];
     let mut lus = kernels.map(|k| sparse(pattern, k));
+    lus[3].set_relaxed(false);
     let mut dense = DenseLu::new(pattern);
     let mut seed = 11;
     for values in value_sets {
         let b: Vec<f64> = (0..pattern.n).map(|_| lcg(&mut seed)).collect();
-        let mut xs = [b.clone(), b.clone(), b.clone(), b.clone()];
+        let mut xs = [b.clone(), b.clone(), b.clone(), b.clone(), b.clone()];
         for (lu, x) in lus.iter_mut().zip(&mut xs) {
             lu.factorize(values).unwrap();
             lu.solve(x);
         }
         dense.factorize(values).unwrap();
-        dense.solve(&mut xs[3]);
+        dense.solve(&mut xs[4]);
         for x in &xs {
             let r = residual(pattern, values, x, &b);
             assert!(r < 1e-12, "residual {r:e}");
         }
-        let xmax = xs[3].iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let xmax = xs[4].iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let diff = |a: &[f64], b: &[f64]| {
             a.iter()
                 .zip(b)
@@ -60,27 +68,33 @@ fn agree(pattern: &Pattern, value_sets: &[Vec<f64>]) -> usize {
                 .fold(0.0, f64::max)
                 / xmax
         };
-        let (db, ds, dd) = (
+        let (db, de, ds, dd) = (
             diff(&xs[0], &xs[2]),
+            diff(&xs[3], &xs[2]),
             diff(&xs[1], &xs[2]),
-            diff(&xs[0], &xs[3]),
+            diff(&xs[0], &xs[4]),
         );
         eprintln!(
             "n = {}: relative difference to the column kernels {db:.1e} (blocked), \
-             {ds:.1e} (supernodal); blocked to dense {dd:.1e}",
+             {de:.1e} (blocked, exact supernodes), {ds:.1e} (supernodal); blocked to \
+             dense {dd:.1e}",
             pattern.n
         );
         // Same elimination, other order of the sums: round-off apart.
         assert!(db <= 1e-12, "{db:e}");
+        assert!(de <= 1e-12, "{de:e}");
         assert!(ds <= 1e-11, "{ds:e}");
         assert!(dd <= 1e-9, "{dd:e}");
     }
     for lu in &lus[1..] {
         assert_eq!(lus[0].full_factorizations(), lu.full_factorizations());
     }
-    // The blocked kernel ran (its structure fits every pattern here).
+    // The blocked kernel ran (its structure fits every pattern here), relaxed on no
+    // more supernodes than the exact ones.
     assert_eq!(lus[0].active(), LuKernel::Blocked);
+    assert_eq!(lus[3].active(), LuKernel::Blocked);
     let sn = lus[0].supernodes();
+    assert!(sn <= lus[3].supernodes(), "{sn} > {}", lus[3].supernodes());
     assert!(sn > 0 && sn <= pattern.n);
     sn
 }
@@ -254,5 +268,44 @@ fn the_blocked_shapes_cover_the_elimination() {
         assert_eq!(shapes.iter().map(|s| s.0).sum::<usize>(), p.n);
         assert!(shapes.iter().all(|&(w, m, _)| w >= 1 && m >= w));
         assert_eq!(shapes.last().map(|s| s.2), Some(0));
+    }
+}
+
+/// Numbers held in the blocked kernel's panels and U blocks (without the padding).
+fn block_numbers(lu: &SparseLu) -> usize {
+    lu.blocked_shapes()
+        .iter()
+        .map(|&(w, m, nc)| w * (m + nc))
+        .sum()
+}
+
+#[test]
+fn relaxed_supernodes_are_wider_blocks_with_explicit_zeros() {
+    let (bodies, joints) = vehicle_joints();
+    for (p, v, name) in [
+        (iteration_matrix(bodies, &joints, 1), "vehicle-like"),
+        (iteration_matrix(12, &loop_joints(12), 1), "loops"),
+        (random_matrix(120, 3, 4.0, 5), "random"),
+    ]
+    .map(|((p, v), name)| (p, v, name))
+    {
+        let mut exact = SparseLu::new(&p).unwrap();
+        exact.set_relaxed(false);
+        exact.factorize(&v).unwrap();
+        let mut relaxed = SparseLu::new(&p).unwrap();
+        relaxed.factorize(&v).unwrap();
+        let (se, sr) = (exact.supernodes(), relaxed.supernodes());
+        let (ne, nr) = (block_numbers(&exact), block_numbers(&relaxed));
+        eprintln!("{name}: {se} exact supernodes, {sr} relaxed; block numbers {ne} → {nr}");
+        // Fewer nodes, and the merged blocks hold entries outside the exact pattern.
+        assert!(sr < se, "{name}: {sr} relaxed, {se} exact supernodes");
+        assert!(nr > ne, "{name}: {nr} relaxed, {ne} exact numbers");
+        let shapes = relaxed.blocked_shapes();
+        assert_eq!(shapes.iter().map(|s| s.0).sum::<usize>(), p.n);
+        // Switching back keeps the order and gives the exact nodes again.
+        relaxed.set_relaxed(false);
+        assert_eq!(relaxed.supernodes(), se);
+        assert_eq!(relaxed.blocked_shapes(), exact.blocked_shapes());
+        assert_eq!(relaxed.full_factorizations(), 1);
     }
 }
