@@ -47,6 +47,10 @@ pub(super) struct Kept {
     pub age: usize,
     /// The cost rule's memory (`Settings::matrix_rule`), kept across matrices.
     pub ledger: matrix_cost::Ledger,
+    /// [`System::roundoff_reach`] per unit floor, a property of the factors alone:
+    /// computed at the matrix's first reuse (not part of a snapshot: a restored
+    /// matrix has the same factors bit for bit, so it computes the same value).
+    pub reach: Option<f64>,
 }
 
 impl Kept {
@@ -250,7 +254,12 @@ impl System {
             it.stale = true;
             self.kept.age += 1;
             *kept_age = self.kept.age;
-            it.lambda_reach = self.roundoff_reach(&c, it.phi_floor);
+            let reach = match self.kept.reach {
+                Some(r) => r,
+                None => self.roundoff_reach(&c),
+            };
+            self.kept.reach = Some(reach);
+            it.lambda_reach = reach * it.phi_floor;
         }
         for k in 1..=it.max_iter {
             *iters += 1;
@@ -400,24 +409,25 @@ impl System {
             noqv: settings.iter_noqv,
             age: 1,
             ledger: self.kept.ledger,
+            reach: None,
         };
         Ok(singular.map(|s| s.index))
     }
 
-    /// How far λ moves (∞-norm) on the factorized matrix when every constraint row is
-    /// at the round-off floor `phi_floor` of its Φ: J [z; μ] = [0; floor/(β′h²)], ‖μ‖∞.
-    /// Below the floor [`System::correct`] leaves a row alone, so a kept matrix, which
-    /// reduces the rows linearly, leaves them anywhere below it, and the multipliers'
-    /// remaining error cannot be asked to go far below this (at the default tolerance
-    /// 1e-10 it is about the tolerance on the chains). One solve per step on a kept
-    /// matrix.
-    fn roundoff_reach(&mut self, c: &Coefficients, phi_floor: f64) -> f64 {
+    /// How far λ moves (∞-norm) on the factorized matrix, per unit of the round-off
+    /// floor, when every constraint row is at the floor of its Φ: J [z; μ] = [0;
+    /// 1/(β′h²)], ‖μ‖∞ (linear, so times the step's floor). Below the floor
+    /// [`System::correct`] leaves a row alone, so a kept matrix, which reduces the
+    /// rows linearly, leaves them anywhere below it, and the multipliers' remaining
+    /// error cannot be asked to go far below this (at the default tolerance 1e-10 it
+    /// is about the tolerance on the chains). One solve per kept matrix.
+    fn roundoff_reach(&mut self, c: &Coefficients) -> f64 {
         let nv = self.nv;
         if self.nl == 0 {
             return 0.0;
         }
         self.dx[..nv].fill(0.0);
-        self.dx[nv..].fill(phi_floor / c.bh2());
+        self.dx[nv..].fill(1.0 / c.bh2());
         let solver = self.js.as_mut().expect("solvers exist after initialize");
         solver.solve(&mut self.dx);
         inf_norm(&self.dx[nv..])
