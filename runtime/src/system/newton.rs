@@ -769,3 +769,18 @@ impl System {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// On a geometric sequence of corrections d θ^k the estimate is the sum of all
+    /// later ones, θ/(1 − θ) d; unknown rate or no contraction give infinity.
+    #[test]
+    fn remaining_error_sums_a_geometric_tail() {
+        let (d, theta) = (0.3f64, 0.2f64);
+        let tail: f64 = (1..60).map(|k| d * theta.powi(k)).sum();
+        assert!((super::remaining(d, d / theta) - tail).abs() < 1e-15);
+        assert_eq!(super::remaining(d, f64::INFINITY), f64::INFINITY);
+        assert_eq!(super::remaining(d, d), f64::INFINITY);
+        assert_eq!(super::remaining(0.0, 0.0), 0.0);
+    }
+}
