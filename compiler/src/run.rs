@@ -74,11 +74,13 @@ pub struct SolverArgs {
     #[arg(long)]
     pub no_assemble: bool,
     /// With velocity Newton: the most steps one factorized iteration matrix serves
-    /// (default 1: a new one every step; `Settings::matrix_steps`).
+    /// (default 1000, below which the cost rule decides; 1: a new one every step;
+    /// `Settings::matrix_steps`).
     #[arg(long)]
     pub matrix_steps: Option<usize>,
     /// What decides within --matrix-steps whether the matrix serves the next step:
-    /// age (until it is that old) or cost (counted costs; `Settings::matrix_rule`).
+    /// age (until it is that old) or cost (counted costs, the default;
+    /// `Settings::matrix_rule`).
     #[arg(long)]
     pub matrix_rule: Option<String>,
 }

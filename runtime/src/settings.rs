@@ -42,12 +42,13 @@ impl Default for Newton {
 pub enum MatrixRule {
     /// The matrix serves until it is `matrix_steps` steps old (or the contraction rule
     /// replaces it within a step).
-    #[default]
     Age,
     /// Counted costs (`system/matrix_cost.rs`): the matrix serves while the last
     /// step on it cost less than the average step of its life, with the
     /// factorization's multiply-adds and the element functions' operation counts as
     /// the costs, never timings (reruns decide alike). `matrix_steps` stays the cap.
+    /// The default: it keeps the matrix only where the counts say it pays.
+    #[default]
     Cost,
 }
 
@@ -83,6 +84,9 @@ pub enum Predictor {
 /// for which the next correction still uses the kept iteration matrix
 /// (see [`Settings::keep_matrix`]); a slower contraction factorizes a new one.
 pub const KEEP_MATRIX_RATE: f64 = 0.1;
+
+/// The default cap of [`Settings::matrix_steps`] (the cost rule decides below it).
+pub const MATRIX_STEPS: usize = 1000;
 
 /// ε of the legacy Newton criterion when the run has no error tolerance.
 pub const LEGACY_DEFAULT_EPS: f64 = 1e-6;
@@ -163,16 +167,17 @@ pub struct Settings {
     /// new matrix per correction, as the legacy solver does.
     pub keep_matrix: bool,
     /// With `keep_matrix` and `Newton::Velocity`: the most steps one factorized
-    /// iteration matrix serves (1, the default: a new matrix every step). A step
+    /// iteration matrix serves ([`MATRIX_STEPS`] by default, a cap that the cost rule
+    /// never reaches on the examples; 1: a new matrix every step). A step
     /// starts on the last step's matrix when it was made for the same coefficients (h
     /// within 1e-9, the scheme's β′, γ′), is younger than this many steps, and no
     /// attempt was rejected and no input changed since; the contraction rule
     /// ([`KEEP_MATRIX_RATE`]) replaces it within the step when it contracts slowly,
-    /// and on a kept matrix the step also waits for the multipliers to converge. The
-    /// states then differ from a new matrix per step at the level of the Newton
-    /// tolerance. Measured (docs/performance.md "Matrix kept across steps"): 20 halves
-    /// the step of the revolute chains and slows the vehicle's by a quarter, hence
-    /// the default 1. `Newton::Fixed` (every real-time step does the same work, and
+    /// and on a kept matrix the convergence test estimates the error left from the
+    /// contraction rate (v̇ and the multipliers) instead of taking the last correction
+    /// for it. The states then differ from a new matrix per step at the level of the
+    /// Newton tolerance (docs/runtime.md "Modified Newton"; docs/performance.md
+    /// "Modified Newton across steps by default"). `Newton::Fixed` (every real-time step does the same work, and
     /// fixed corrections on an older matrix are inaccurate) and `Newton::Legacy`
     /// always take a new matrix per step.
     pub matrix_steps: usize,
@@ -216,8 +221,8 @@ impl Default for Settings {
             iter_noqv: false,
             predictor: Predictor::Constant,
             keep_matrix: true,
-            matrix_steps: 1,
-            matrix_rule: MatrixRule::Age,
+            matrix_steps: MATRIX_STEPS,
+            matrix_rule: MatrixRule::Cost,
             assemble: true,
             given: Vec::new(),
         }

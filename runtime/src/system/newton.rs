@@ -21,6 +21,12 @@ struct Iteration {
     dvd_2: f64,
     /// The last ‖Δλ‖∞ (the multipliers' rate on a kept matrix).
     dl_1: f64,
+    /// v̇ has met the velocity criterion (on a kept matrix: its estimated remaining
+    /// error too); later corrections serve the multipliers.
+    v_settled: bool,
+    /// On a kept matrix: how far λ moves (∞-norm) when the constraint rows are at
+    /// their round-off floor ([`System::roundoff_reach`]).
+    lambda_reach: f64,
     /// Legacy criterion: the last weighted correction norm, the residual norms of the
     /// predictor (dynamic rows, constraint rows × β′h²) and Negrut's ψ.
     prev_norm: f64,
@@ -41,6 +47,10 @@ pub(super) struct Kept {
     pub age: usize,
     /// The cost rule's memory (`Settings::matrix_rule`), kept across matrices.
     pub ledger: matrix_cost::Ledger,
+    /// [`System::roundoff_reach`] per unit floor, a property of the factors alone:
+    /// computed at the matrix's first reuse (not part of a snapshot: a restored
+    /// matrix has the same factors bit for bit, so it computes the same value).
+    pub reach: Option<f64>,
 }
 
 impl Kept {
@@ -61,8 +71,54 @@ impl Kept {
 struct Multipliers {
     settled: bool,
     rate: f64,
+    /// The estimated remaining error and what it may be.
     error: f64,
-    tol: f64,
+    target: f64,
+}
+
+/// The share of the velocity criterion's tolerance that the estimated remaining error
+/// of v̇ and of λ may reach on a matrix of an earlier step. A new matrix converges
+/// quadratically: when its last correction meets the tolerance the error left is far
+/// below it (on the chain of 16 at 1e-10, a few 1e-4 of it on average). A kept one
+/// contracts linearly and leaves θ/(1 − θ) of its last correction, so it goes on until
+/// that estimate is this share of the tolerance (docs/runtime.md "Modified Newton":
+/// with the last correction against the whole tolerance, the old test, the chain of
+/// 16 at 1e-5 erred 1.46× the per-step run against a fine-step reference, the
+/// multipliers 35×; with 0.01 1.0001× and 1.00×).
+const KEPT_ERROR_SHARE: f64 = 0.01;
+
+/// The share of [`System::roundoff_reach`] below which the multipliers' remaining
+/// error is not asked to go on a kept matrix: the reach puts every constraint row at
+/// the floor with one sign, while the rows' round-off is of both signs and mostly far
+/// below it. Measured on the chain of 16 at 1e-10: with the whole reach its states
+/// ended 7.9e-10 from the converged run, with 0.01 1.2e-10 (4.7e-11 with a new matrix
+/// per step); without the floor 0.01 of λ's tolerance is below the multipliers'
+/// round-off there and half the steps replaced their kept matrix.
+const REACH_SHARE: f64 = 0.01;
+
+/// The constraint rows' round-off floor on a kept matrix, as a share of a new matrix's
+/// ([`System::correct`] leaves rows below it alone). After a correction with an exact
+/// matrix the rows are at their round-off, far below the floor; a kept matrix reduces
+/// them linearly and they stop anywhere below it, which moves v̇ by up to the floor
+/// over β′h² in every step (measured on the chain of 16 at 1e-10 against a run
+/// converged to 1e-13: states 3.6e-10 with the floor, 1.2e-10 with 0.3 of it, 4.7e-11
+/// with a new matrix per step; 0.1 refreshes the matrix more often for no gain).
+const KEPT_FLOOR_SHARE: f64 = 0.3;
+
+/// Modified Newton's estimate of the distance left to the solution after a correction
+/// of norm `d` that shrank by θ = d/d_prev against the one before on the same matrix:
+/// θ/(1 − θ) d (Hairer and Wanner, Solving ODE II, IV.8). Infinite where the rate is
+/// not known yet (`d_prev` infinite: the first correction) or the iteration does not
+/// contract.
+fn remaining(d: f64, d_prev: f64) -> f64 {
+    if d == 0.0 {
+        return 0.0;
+    }
+    let theta = d / d_prev;
+    if !d_prev.is_finite() || theta.is_nan() || theta >= 1.0 {
+        return f64::INFINITY;
+    }
+    theta / (1.0 - theta) * d
 }
 
 /// What a convergence test concluded after a correction.
@@ -198,6 +254,12 @@ impl System {
             it.stale = true;
             self.kept.age += 1;
             *kept_age = self.kept.age;
+            let reach = match self.kept.reach {
+                Some(r) => r,
+                None => self.roundoff_reach(&c),
+            };
+            self.kept.reach = Some(reach);
+            it.lambda_reach = reach * it.phi_floor;
         }
         for k in 1..=it.max_iter {
             *iters += 1;
@@ -222,7 +284,12 @@ impl System {
                 }
             }
             it.new_matrix = !it.keep;
-            self.correct(&c, it.phi_floor)?;
+            let floor = if it.stale {
+                KEPT_FLOOR_SHARE * it.phi_floor
+            } else {
+                it.phi_floor
+            };
+            self.correct(&c, floor)?;
             match self.converge(settings, &c, &mut it, k, fresh, corr)? {
                 Verdict::Converged => return Ok(self.estimate(settings, &c)),
                 Verdict::Continue => {}
@@ -306,6 +373,8 @@ impl System {
             dvd_1: f64::INFINITY,
             dvd_2: f64::INFINITY,
             dl_1: f64::INFINITY,
+            v_settled: false,
+            lambda_reach: 0.0,
             prev_norm: f64::INFINITY,
             pred_dyn,
             pred_con,
@@ -340,8 +409,28 @@ impl System {
             noqv: settings.iter_noqv,
             age: 1,
             ledger: self.kept.ledger,
+            reach: None,
         };
         Ok(singular.map(|s| s.index))
+    }
+
+    /// How far λ moves (∞-norm) on the factorized matrix, per unit of the round-off
+    /// floor, when every constraint row is at the floor of its Φ: J [z; μ] = [0;
+    /// 1/(β′h²)], ‖μ‖∞ (linear, so times the step's floor). Below the floor
+    /// [`System::correct`] leaves a row alone, so a kept matrix, which reduces the
+    /// rows linearly, leaves them anywhere below it, and the multipliers' remaining
+    /// error cannot be asked to go far below this (at the default tolerance 1e-10 it
+    /// is about the tolerance on the chains). One solve per kept matrix.
+    fn roundoff_reach(&mut self, c: &Coefficients) -> f64 {
+        let nv = self.nv;
+        if self.nl == 0 {
+            return 0.0;
+        }
+        self.dx[..nv].fill(0.0);
+        self.dx[nv..].fill(1.0 / c.bh2());
+        let solver = self.js.as_mut().expect("solvers exist after initialize");
+        solver.solve(&mut self.dx);
+        inf_norm(&self.dx[nv..])
     }
 
     /// One Newton correction with the factorized matrix: Δx = −J⁻¹R, x += Δx, and the
@@ -399,7 +488,16 @@ impl System {
         // The largest v̇ correction the velocity criterion accepts.
         let dvd_tol = vtol * (1.0 + inf_norm(&self.vt)) / c.gh();
         let lam = self.multiplier_test(it, k, vtol);
-        let done = last_fixed || (velocity && dvd <= dvd_tol && lam.settled);
+        // On a matrix of an earlier step the iteration contracts linearly: what is left
+        // of v̇'s error is its estimate from the rate, not the last correction.
+        let v_left = if it.stale {
+            remaining(dvd, it.dvd_1)
+        } else {
+            0.0
+        };
+        let v_target = KEPT_ERROR_SHARE * dvd_tol;
+        it.v_settled |= dvd <= dvd_tol && v_left <= v_target;
+        let done = last_fixed || (velocity && it.v_settled && lam.settled);
         if done && settings.form == Form::ArnoldBruls {
             // No f_n term needs the residual at the converged state.
             return Ok(Verdict::Converged);
@@ -413,12 +511,12 @@ impl System {
         }
         // Only the multipliers are left (kept matrix): v̇ may be at its round-off, so
         // its corrections judge neither divergence nor the rate.
-        let only_lambda = velocity && dvd <= dvd_tol;
+        let only_lambda = velocity && it.v_settled;
         if only_lambda {
             // After one correction the rate is not known yet (as for v̇).
             let left = i32::try_from(it.max_iter - k).unwrap_or(i32::MAX);
             it.new_matrix |= k >= 2
-                && (lam.rate > KEEP_MATRIX_RATE || lam.error * lam.rate.powi(left) > lam.tol);
+                && (lam.rate > KEEP_MATRIX_RATE || lam.error * lam.rate.powi(left) > lam.target);
         } else if velocity {
             if dvd > it.dvd_1 && it.dvd_1 > it.dvd_2 {
                 return Ok(Verdict::Reject(format!(
@@ -433,7 +531,13 @@ impl System {
             // slowly is replaced; divergence is judged on new matrices only.
             let rate = dvd / it.dvd_1;
             let left = i32::try_from(it.max_iter - k).unwrap_or(i32::MAX);
-            let slow = rate > KEEP_MATRIX_RATE || dvd * rate.powi(left) > dvd_tol;
+            // On a kept matrix the projection is of the estimated remaining error.
+            let (left_now, target) = if it.stale {
+                (v_left, v_target)
+            } else {
+                (dvd, dvd_tol)
+            };
+            let slow = rate > KEEP_MATRIX_RATE || left_now * rate.powi(left) > target;
             it.new_matrix |= slow;
             it.dvd_2 = if slow && !fresh {
                 f64::INFINITY
@@ -456,6 +560,7 @@ impl System {
     fn multiplier_test(&self, it: &mut Iteration, k: usize, vtol: f64) -> Multipliers {
         let nv = self.nv;
         let dl = inf_norm(&self.dx[nv..]);
+        let dl_1 = it.dl_1;
         let rate = if k >= 2 && it.dl_1 > 0.0 {
             (dl / it.dl_1).min(1.0)
         } else {
@@ -463,11 +568,14 @@ impl System {
         };
         it.dl_1 = dl;
         let tol = vtol * (1.0 + inf_norm(&self.x[nv..]));
+        let target = (KEPT_ERROR_SHARE * tol).max(REACH_SHARE * it.lambda_reach);
+        // Before the second correction the rate is unknown (`remaining` is infinite).
+        let error = remaining(dl, if k >= 2 { dl_1 } else { f64::INFINITY });
         Multipliers {
-            settled: !it.stale || rate * dl <= tol,
+            settled: !it.stale || error <= target,
             rate,
-            error: rate * dl,
-            tol,
+            error,
+            target,
         }
     }
 
@@ -659,5 +767,20 @@ impl System {
             singular: None,
             err: Some(err),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// On a geometric sequence of corrections d θ^k the estimate is the sum of all
+    /// later ones, θ/(1 − θ) d; unknown rate or no contraction give infinity.
+    #[test]
+    fn remaining_error_sums_a_geometric_tail() {
+        let (d, theta) = (0.3f64, 0.2f64);
+        let tail: f64 = (1..60).map(|k| d * theta.powi(k)).sum();
+        assert!((super::remaining(d, d / theta) - tail).abs() < 1e-15);
+        assert_eq!(super::remaining(d, f64::INFINITY), f64::INFINITY);
+        assert_eq!(super::remaining(d, d), f64::INFINITY);
+        assert_eq!(super::remaining(0.0, 0.0), 0.0);
     }
 }

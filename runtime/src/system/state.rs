@@ -191,6 +191,7 @@ impl State {
                         c: [r.f64()?, r.f64()?, r.f64()?, r.f64()?],
                         age: r.usize()?,
                         ledger: Default::default(),
+                        reach: None,
                     };
                     s.kept_values = r.f64s()?;
                 }
@@ -237,7 +238,11 @@ impl System {
             stats: self.stats.clone(),
             iter_memory: self.js.as_ref().map(|j| j.memory()).unwrap_or_default(),
             ic_memory: self.ics.as_ref().map(|j| j.memory()).unwrap_or_default(),
-            kept: self.kept,
+            // The reach is computed again from the restored factors (the same bits).
+            kept: newton::Kept {
+                reach: None,
+                ..self.kept
+            },
             kept_values: if self.kept.valid {
                 self.jv[..self.jp.nnz()].to_vec()
             } else {

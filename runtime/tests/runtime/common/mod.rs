@@ -1345,3 +1345,7 @@ pub fn four_bar(theta: f64) -> Model {
         roads: Default::default(),
     }
 }
+
+pub mod spring2;
+#[allow(unused_imports)] // only the Newton tests build the stiff chain
+pub use spring2::{spring2, stiff_chain};
