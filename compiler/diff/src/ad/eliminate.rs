@@ -28,8 +28,9 @@ use super::chain::unary_partial;
 use super::chain::{atan2_r2, pow_partial_base, pow_partial_exponent, powi_partial};
 use super::{Differ, Entries, Family, IterSeeds, Partial};
 use fdc_ir::{Cmp, Graph, Id, Op, Slot, Unary, M3};
+use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 /// A local partial derivative: ±1, ±w or ±1/w.
 #[derive(Clone, Copy, Debug)]
@@ -181,10 +182,10 @@ enum Key {
     Row(u32),
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Linearized {
     keys: Vec<Key>,
-    index: HashMap<Key, u32>,
+    index: FxHashMap<Key, u32>,
     preds: Vec<BTreeMap<u32, Edge>>,
     succs: Vec<BTreeSet<u32>>,
 }
@@ -374,8 +375,13 @@ impl Differ {
                 return out.clone();
             }
         }
-        let a = self.eliminated(g, rows, tangents, Order::FewerSuccs);
-        let b = self.eliminated(g, rows, tangents, Order::FewerPreds);
+        // The linearized DAG does not depend on the order: built once, eliminated
+        // in each (the elimination consumes it).
+        let Some(lin) = self.linearize(g, rows, tangents) else {
+            return (Vec::new(), Vec::new());
+        };
+        let a = accumulate(g, lin.clone(), rows.len(), Order::FewerSuccs);
+        let b = accumulate(g, lin, rows.len(), Order::FewerPreds);
         let best = if super::op_count(g, &b.0) < super::op_count(g, &a.0) {
             b
         } else {
@@ -385,19 +391,19 @@ impl Differ {
         best
     }
 
-    fn eliminated(
+    /// The linearized DAG of the rows' cone, with a sink per row (`None` without
+    /// [`Differ::set_iteration`]). Independent of the elimination order, so it is built
+    /// once for both tie-breaks.
+    fn linearize(
         &mut self,
         g: &mut Graph,
         rows: &[Option<Id>],
         tangents: &[M3],
-        order: Order,
-    ) -> Entries {
-        let Some(seeds) = self.iter.clone() else {
-            return (Vec::new(), Vec::new());
-        };
+    ) -> Option<Linearized> {
+        let seeds = self.iter.clone()?;
         let roots: Vec<Id> = rows.iter().flatten().copied().collect();
         let mut lin = Linearized::default();
-        let mut active: HashMap<Id, u32> = HashMap::new();
+        let mut active: FxHashMap<Id, u32> = FxHashMap::default();
         for n in g.cone(&roots) {
             let edges = self.local_edges(g, &seeds, tangents, &mut lin, &active, n);
             if edges.is_empty() {
@@ -415,27 +421,7 @@ impl Differ {
                 lin.add_edge(g, v, s, Edge::ONE);
             }
         }
-        lin.eliminate_all(g, order);
-        let mut out = Vec::new();
-        let mut entries = Vec::new();
-        for i in 0..rows.len() as u32 {
-            let Some(&s) = lin.index.get(&Key::Row(i)) else {
-                continue;
-            };
-            let mut cols: Vec<(u32, Edge)> = lin.preds[s as usize]
-                .iter()
-                .map(|(&p, &e)| match lin.keys[p as usize] {
-                    Key::X(c) => (c, e),
-                    _ => unreachable!("only sources are left as predecessors"),
-                })
-                .collect();
-            cols.sort_by_key(|x| x.0);
-            for (c, e) in cols {
-                entries.push((i, c));
-                out.push(e.entry(g));
-            }
-        }
-        (out, entries)
+        Some(lin)
     }
 
     /// The incoming edges of node `n` (empty if it does not depend on x).
@@ -445,7 +431,7 @@ impl Differ {
         seeds: &IterSeeds,
         tangents: &[M3],
         lin: &mut Linearized,
-        active: &HashMap<Id, u32>,
+        active: &FxHashMap<Id, u32>,
         n: Id,
     ) -> Vec<(u32, Edge)> {
         let op = g.op(n);
@@ -594,4 +580,30 @@ impl Differ {
         }
         v
     }
+}
+
+/// Eliminates every intermediate vertex of `lin` in `order`; the entries of the
+/// `n_rows` rows, columns sorted.
+fn accumulate(g: &mut Graph, mut lin: Linearized, n_rows: usize, order: Order) -> Entries {
+    lin.eliminate_all(g, order);
+    let mut out = Vec::new();
+    let mut entries = Vec::new();
+    for i in 0..n_rows as u32 {
+        let Some(&s) = lin.index.get(&Key::Row(i)) else {
+            continue;
+        };
+        let mut cols: Vec<(u32, Edge)> = lin.preds[s as usize]
+            .iter()
+            .map(|(&p, &e)| match lin.keys[p as usize] {
+                Key::X(c) => (c, e),
+                _ => unreachable!("only sources are left as predecessors"),
+            })
+            .collect();
+        cols.sort_by_key(|x| x.0);
+        for (c, e) in cols {
+            entries.push((i, c));
+            out.push(e.entry(g));
+        }
+    }
+    (out, entries)
 }

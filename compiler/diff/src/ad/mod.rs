@@ -29,7 +29,7 @@
 //! the zero, and unit factors are not multiplied in.
 
 use fdc_ir::{Cmp, Graph, Id, Op, Unary, M3};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 mod chain;
 mod eliminate;
@@ -190,12 +190,15 @@ impl Layout {
 /// Memoized forward differentiation, one cache per family.
 #[derive(Default)]
 pub struct Differ {
-    caches: [HashMap<Id, Grad>; 7],
+    caches: [FxHashMap<Id, Grad>; 7],
     iter: Option<IterSeeds>,
     /// The last [`Differ::iter_by_elimination`]: its rows and result (`iter` and
     /// `iter_noqv` of a connector have the same rows; elimination has no per-node
     /// cache to make the second call cheap).
     last_elimination: Option<(Vec<Option<Id>>, Entries)>,
+    /// The last rows whose iteration matrix the element chose among its forms, and
+    /// the choice ([`Differ::remember_iteration`]).
+    last_choice: Option<(Vec<Option<Id>>, Entries)>,
     /// How `Slot::Q` entries and rotation symbols relate to the δ directions; `None`
     /// is the layout of rigid bodies only, 7 coordinates and 6 dofs each.
     layout: Option<Layout>,
@@ -270,6 +273,19 @@ impl Differ {
         });
         self.caches[Family::Iter as usize].clear();
         self.last_elimination = None;
+        self.last_choice = None;
+    }
+
+    /// The iteration matrix of `rows` remembered by [`Differ::remember_iteration`]
+    /// since the last [`Differ::set_iteration`]: `iter` and `iter_noqv` of a connector
+    /// have the same rows, and choosing a form again would rebuild every candidate.
+    pub fn remembered_iteration(&self, rows: &[Option<Id>]) -> Option<Entries> {
+        let (r, e) = self.last_choice.as_ref()?;
+        (r == rows).then(|| e.clone())
+    }
+
+    pub fn remember_iteration(&mut self, rows: &[Option<Id>], entries: &Entries) {
+        self.last_choice = Some((rows.to_vec(), entries.clone()));
     }
 
     /// The gradient of `root` in `family`.

@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum IterationForm {
     /// Build the assembled and the eliminated form and keep the one with fewer
-    /// operations (the default).
+    /// operations (the default). Elements without constraint rows (forces, bodies)
+    /// build only the eliminated form: it won on every such library type.
     #[default]
     Cheaper,
     /// ∂r/∂v̇ + γ′h ∂r/∂v + β′h² (∂r/∂δ) T(Δ) from the separate partial derivatives.
@@ -122,6 +123,39 @@ impl ElementBuilder<'_> {
         (out, entries)
     }
 
+    /// The cheapest of the candidate forms of the dynamic rows (the others' nodes
+    /// stay unused in the graph).
+    fn cheaper_rows(
+        &mut self,
+        rows: &[Option<Id>],
+        tangents: &[M3],
+        constrained: bool,
+        [gh, bh2]: [Id; 2],
+    ) -> (Vec<Id>, Vec<(u32, u32)>) {
+        if let Some(e) = self.differ.remembered_iteration(rows) {
+            return e;
+        }
+        // Without constraint rows the rows are loads, where elimination won on every
+        // library type (docs/performance.md, session 19): the assembled form's
+        // forward gradients in 12 or more δ directions are not built.
+        if !constrained {
+            let e = self.differ.iter_by_elimination(self.g, rows, tangents);
+            self.differ.remember_iteration(rows, &e);
+            return e;
+        }
+        // The one-pass form is elimination in id order, so Markowitz's order
+        // replaces it here (it is never cheaper on the library's types).
+        let a = self.assembled_rows(rows, tangents, gh, bh2);
+        let e = self.differ.iter_by_elimination(self.g, rows, tangents);
+        let best = if ad::op_count(self.g, &e.0) < ad::op_count(self.g, &a.0) {
+            e
+        } else {
+            a
+        };
+        self.differ.remember_iteration(rows, &best);
+        best
+    }
+
     pub(super) fn iteration_matrix(
         &mut self,
         rows: &[Option<Id>],
@@ -138,15 +172,7 @@ impl ElementBuilder<'_> {
             IterationForm::Direct => self.direct_rows(rows),
             IterationForm::Eliminated => self.differ.iter_by_elimination(self.g, rows, tangents),
             IterationForm::Cheaper => {
-                // The one-pass form is elimination in id order, so Markowitz's order
-                // replaces it here (it is never cheaper on the library's types).
-                let a = self.assembled_rows(rows, tangents, gh, bh2);
-                let e = self.differ.iter_by_elimination(self.g, rows, tangents);
-                if ad::op_count(self.g, &e.0) < ad::op_count(self.g, &a.0) {
-                    e
-                } else {
-                    a
-                }
+                self.cheaper_rows(rows, tangents, !b_rows.is_empty(), [gh, bh2])
             }
         };
         // Constraint rows: ∂(Φ/(β′h²))/∂δ · β′h² T = B T exactly; Φ has no v, v̇, λ.

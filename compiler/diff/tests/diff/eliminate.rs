@@ -151,3 +151,50 @@ fn elimination_matches_forward_mode_on_random_dags() {
         }
     }
 }
+
+/// The form selection (`IterationForm::Cheaper`): an element without constraint rows
+/// (a force, a body) builds only the eliminated form, which must then be no costlier
+/// than the assembled one it no longer builds; a constrained element keeps the cheaper
+/// of both; `iter_noqv` of a connector (the same rows as `iter`) reuses `iter`'s
+/// choice, node for node. Operation counts of the roles as built in each form.
+#[test]
+fn cheaper_form_is_the_cheapest_and_skips_the_assembled_form_for_loads() {
+    use crate::common::{revolute, rigid_body, spring_damper, FORM};
+    use fdc_diff::{op_count, ElementFunctions, IterationForm, Role};
+    type Build = fn(&mut Graph) -> ElementFunctions;
+    let builds: [(&str, Build, bool); 4] = [
+        ("spring", |g| spring_damper(g, false), false),
+        ("spring (measure)", |g| spring_damper(g, true), false),
+        ("rigid body", |g| rigid_body(g, true), false),
+        ("revolute", revolute, true),
+    ];
+    for (name, build, constrained) in builds {
+        let iter_ops = |form| {
+            let mut g = Graph::new();
+            FORM.with(|f| f.set(form));
+            let ef = build(&mut g);
+            FORM.with(|f| f.set(IterationForm::Cheaper));
+            let outs = |role| ef.role(role).expect("role").0.outputs.clone();
+            let (iter, noqv) = (outs(Role::Iter), outs(Role::IterNoqv));
+            (op_count(&g, &iter), iter == noqv)
+        };
+        let (cheaper, same) = iter_ops(IterationForm::Cheaper);
+        let (assembled, _) = iter_ops(IterationForm::Assembled);
+        let (eliminated, _) = iter_ops(IterationForm::Eliminated);
+        assert_eq!(
+            cheaper,
+            assembled.min(eliminated),
+            "{name}: cheaper {cheaper}, assembled {assembled}, eliminated {eliminated}"
+        );
+        if !constrained {
+            // The premise of skipping the assembled form (the rigid body of
+            // `common` ties, 27 operations either way).
+            assert!(
+                eliminated <= assembled,
+                "{name}: {eliminated} vs {assembled}"
+            );
+        }
+        // A connector has no gyroscopic loads: the same rows, the same choice.
+        assert_eq!(same, name != "rigid body", "{name}: iter == iter_noqv");
+    }
+}
