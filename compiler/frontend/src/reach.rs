@@ -8,55 +8,67 @@
 //! it means there) or in a kept library item. That over-approximates every real use
 //! (a local `distance` keeps the function `distance`; harmless) and also keeps the
 //! library item a model's own declaration of the same name clashes with, so the clash
-//! is still reported. Only what the parser needs is split here: a library file into its
-//! top-level items, at a `;` or `}` outside brackets. An item that is not a plain
-//! `fn NAME(` or `KIND NAME(`/`KIND NAME {` definition declares no name this module
-//! knows and is always kept, as is every item of a file the split does not fit (then
-//! the whole library is parsed, [`index`] is `None`).
+//! is still reported. The build script splits every library file into its top-level
+//! items (at a `;` or `}` outside brackets, `reach/split.rs`, with this crate's lexer)
+//! and writes which name each defines and which library names it mentions; a build
+//! then lexes and parses only the kept items' text. An item that is not a plain
+//! `fn NAME(` or `KIND NAME(`/`KIND NAME {` definition defines no name and is always
+//! kept; a library the split does not fit has no table, and then the whole library is
+//! parsed ([`index`] is `None`).
 //!
-//! The kept items' tokens keep their offsets into the file's text, so their spans, doc
+//! An item's text runs from the end of the item before it, so the doc comments above
+//! it are lexed with it; its tokens keep their offsets into the file, so spans, doc
 //! comments and parsed trees are the ones the whole file gives.
 
 use crate::ast::{FileId, Module};
 use crate::diag::Diagnostic;
-use crate::lexer::{lex, Doc, Tok, Token};
+use crate::lexer::{lex, LexError, Lexed, Tok, Token};
 use crate::parse::parse_lexed;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::OnceLock;
 
-/// One top-level item of a library file, as a range of the file's tokens.
-struct Piece {
-    tokens: Range<usize>,
-    /// The name it defines (an index into [`Index::names`]); `None`: always kept.
+#[cfg(test)]
+mod split;
+
+/// The library's items as the build script found them.
+struct Table {
+    /// Every name an item defines; its index is its number.
+    names: &'static [&'static str],
+    /// Per library file, in `fdc_stdlib::FILES` order: its items in order.
+    files: &'static [&'static [Item]],
+}
+
+/// One top-level item of a library file.
+struct Item {
+    /// Its text, from the end of the item before it to its last token's end.
+    bytes: Range<usize>,
+    /// The name it defines; `None`: always kept.
     defines: Option<usize>,
     /// The library names its tokens mention, each once.
-    mentions: Vec<usize>,
+    mentions: &'static [usize],
 }
 
-struct LibFile {
-    text: &'static str,
-    tokens: Vec<Token>,
-    docs: Vec<Doc>,
-    pieces: Vec<Piece>,
+mod table {
+    use super::{Item, Table};
+    include!(concat!(env!("OUT_DIR"), "/reach_table.rs"));
 }
 
-/// The library split into items, with the names each defines and mentions: built
-/// once per process ([`index`]).
+/// The table with the look-ups a build needs: made once per process ([`index`]).
 pub(crate) struct Index {
-    files: Vec<LibFile>,
-    /// Every name an item defines, numbered.
+    table: Table,
+    texts: Vec<&'static str>,
     names: HashMap<&'static str, usize>,
-    /// Per name number: the items (file, piece) that define it.
+    /// Per name number: the items (file, item) that define it.
     defined_by: Vec<Vec<(usize, usize)>>,
 }
 
-/// The index of `fdc_stdlib::FILES`; `None` if a file does not split into items (a
-/// lexer error, unbalanced brackets): then every analysis parses the whole library.
+/// The index of `fdc_stdlib::FILES`; `None` if the library did not split into items
+/// (then every analysis parses the whole library).
 pub(crate) fn index() -> Option<&'static Index> {
     static INDEX: OnceLock<Option<Index>> = OnceLock::new();
     INDEX
-        .get_or_init(|| Index::build(fdc_stdlib::FILES))
+        .get_or_init(|| Index::new(table::TABLE?, fdc_stdlib::FILES))
         .as_ref()
 }
 
@@ -69,89 +81,52 @@ fn name_text<'t>(t: &Token, text: &'t str) -> Option<&'t str> {
     }
 }
 
-/// The token ranges of the top-level items of a file; `None` if brackets do not
-/// balance or tokens trail the last item.
-fn split(tokens: &[Token]) -> Option<Vec<Range<usize>>> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut depth = 0usize;
-    for (i, t) in tokens.iter().enumerate() {
-        match t.1 {
-            Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
-            Tok::RParen | Tok::RBracket | Tok::RBrace => depth = depth.checked_sub(1)?,
-            _ => {}
-        }
-        if depth == 0 && matches!(t.1, Tok::Semi | Tok::RBrace) {
-            out.push(start..i + 1);
-            start = i + 1;
-        }
+/// `lexed`, lexed from a part of a file that starts at byte `by`, with offsets into
+/// the whole file.
+fn shift(mut lexed: Lexed, by: usize) -> Lexed {
+    for t in &mut lexed.tokens {
+        (t.0, t.2) = (t.0 + by, t.2 + by);
     }
-    (start == tokens.len()).then_some(out)
-}
-
-/// The name a definition `fn NAME(`, `KIND NAME(` or `KIND NAME {` defines.
-fn defined_name<'t>(tokens: &[Token], text: &'t str) -> Option<&'t str> {
-    let [(_, head, _), name, (_, next, _), ..] = tokens else {
-        return None;
-    };
-    let definition = match head {
-        Tok::Fn => *next == Tok::LParen,
-        Tok::Body | Tok::Joint | Tok::Force | Tok::Driver | Tok::Sensor | Tok::Element => {
-            matches!(next, Tok::LParen | Tok::LBrace)
-        }
-        _ => false,
-    };
-    definition.then(|| name_text(name, text)).flatten()
+    for d in &mut lexed.docs {
+        (d.0, d.1) = (d.0 + by, d.1 + by);
+    }
+    for e in &mut lexed.errors {
+        let (LexError::BadChar { start, end }
+        | LexError::Unterminated { start, end }
+        | LexError::TooDeep { start, end }) = e;
+        (*start, *end) = (*start + by, *end + by);
+    }
+    lexed
 }
 
 impl Index {
-    fn build(files: &[(&str, &'static str)]) -> Option<Index> {
-        let mut names: HashMap<&'static str, usize> = HashMap::new();
-        let mut defined_by: Vec<Vec<(usize, usize)>> = Vec::new();
-        let mut lib = Vec::new();
-        for (fi, (_, text)) in files.iter().enumerate() {
-            let lexed = lex(text);
-            if !lexed.errors.is_empty() {
-                return None;
-            }
-            let mut pieces = Vec::new();
-            for (pi, range) in split(&lexed.tokens)?.into_iter().enumerate() {
-                let defines = defined_name(&lexed.tokens[range.clone()], text).map(|n| {
-                    let next = names.len();
-                    let id = *names.entry(n).or_insert(next);
-                    if id == defined_by.len() {
-                        defined_by.push(Vec::new());
-                    }
-                    defined_by[id].push((fi, pi));
-                    id
-                });
-                pieces.push(Piece {
-                    tokens: range,
-                    defines,
-                    mentions: Vec::new(),
-                });
-            }
-            lib.push(LibFile {
-                text,
-                tokens: lexed.tokens,
-                docs: lexed.docs,
-                pieces,
-            });
+    /// `None` if the table is not of these files (each item's text must lie in its
+    /// file, on character boundaries).
+    fn new(table: Table, files: &[(&str, &'static str)]) -> Option<Index> {
+        if table.files.len() != files.len() {
+            return None;
         }
-        // Mentions once every name is known (items use names defined further on).
-        for f in &mut lib {
-            for p in &mut f.pieces {
-                let mut m: Vec<usize> = (f.tokens[p.tokens.clone()].iter())
-                    .filter_map(|t| names.get(name_text(t, f.text)?).copied())
-                    .collect();
-                m.sort_unstable();
-                m.dedup();
-                p.mentions = m;
+        let mut defined_by = vec![Vec::new(); table.names.len()];
+        for (fi, (items, (_, text))) in table.files.iter().zip(files).enumerate() {
+            for (ii, item) in items.iter().enumerate() {
+                text.get(item.bytes.clone())?;
+                if let Some(n) = item.defines {
+                    defined_by.get_mut(n)?.push((fi, ii));
+                }
+                if item.mentions.iter().any(|&m| m >= table.names.len()) {
+                    return None;
+                }
             }
         }
         Some(Index {
-            files: lib,
-            names,
+            names: table
+                .names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (*n, i))
+                .collect(),
+            texts: files.iter().map(|(_, t)| *t).collect(),
+            table,
             defined_by,
         })
     }
@@ -170,16 +145,17 @@ impl Index {
         }
     }
 
-    /// Which pieces of each file to keep: the ones that define no name, and every
-    /// definition of a name that `wanted` marks or a kept piece mentions.
-    fn keep(&self, mut wanted: Vec<bool>) -> Vec<Vec<bool>> {
-        let mut keep: Vec<Vec<bool>> = (self.files.iter())
-            .map(|f| f.pieces.iter().map(|p| p.defines.is_none()).collect())
+    /// Which items of each file to keep: the ones that define no name, and every
+    /// definition of a name that `wanted` marks or a kept item mentions.
+    fn keep(&self, wanted: &[bool]) -> Vec<Vec<bool>> {
+        let files = self.table.files;
+        let mut keep: Vec<Vec<bool>> = (files.iter())
+            .map(|f| f.iter().map(|p| p.defines.is_none()).collect())
             .collect();
         let mut queue: Vec<usize> = (0..wanted.len()).filter(|&n| wanted[n]).collect();
-        for f in &self.files {
-            for p in f.pieces.iter().filter(|p| p.defines.is_none()) {
-                queue.extend(&p.mentions);
+        for f in files {
+            for p in f.iter().filter(|p| p.defines.is_none()) {
+                queue.extend(p.mentions);
             }
         }
         let mut done = vec![false; wanted.len()];
@@ -187,10 +163,9 @@ impl Index {
             if std::mem::replace(&mut done[n], true) {
                 continue;
             }
-            wanted[n] = true;
             for &(f, p) in &self.defined_by[n] {
                 if !std::mem::replace(&mut keep[f][p], true) {
-                    queue.extend(&self.files[f].pieces[p].mentions);
+                    queue.extend(files[f][p].mentions);
                 }
             }
         }
@@ -204,14 +179,22 @@ impl Index {
         wanted: Vec<bool>,
         ids: &[FileId],
     ) -> Vec<(Module, Vec<Diagnostic>)> {
-        let keep = self.keep(wanted);
-        (self.files.iter().zip(&keep).zip(ids))
-            .map(|((f, keep), &id)| {
-                let tokens: Vec<Token> = (f.pieces.iter().zip(keep))
-                    .filter(|(_, &k)| k)
-                    .flat_map(|(p, _)| f.tokens[p.tokens.clone()].iter().cloned())
-                    .collect();
-                parse_lexed(id, f.text, tokens, &f.docs, &[])
+        let keep = self.keep(&wanted);
+        let files = self.table.files.iter().zip(&self.texts);
+        (files.zip(&keep).zip(ids))
+            .map(|(((items, text), keep), &id)| {
+                let mut all = Lexed {
+                    tokens: Vec::new(),
+                    docs: Vec::new(),
+                    errors: Vec::new(),
+                };
+                for (item, _) in items.iter().zip(keep).filter(|(_, &k)| k) {
+                    let part = shift(lex(&text[item.bytes.clone()]), item.bytes.start);
+                    all.tokens.extend(part.tokens);
+                    all.docs.extend(part.docs);
+                    all.errors.extend(part.errors);
+                }
+                parse_lexed(id, text, all.tokens, &all.docs, &all.errors)
             })
             .collect()
     }
@@ -222,22 +205,57 @@ mod tests {
     use super::*;
     use crate::parse::parse_module;
 
-    /// Every item of the real library is a definition this module names, and its items
-    /// all kept parse to exactly the trees the whole files give: the split fits.
+    /// The index of `files` as the build script would make it (its table leaked: an
+    /// index lives for the process).
+    fn index_of(files: &[(&str, &'static str)]) -> Option<Index> {
+        let (names, items) = split::table(files)?;
+        let names: Vec<&'static str> = names.into_iter().map(|n| &*n.leak()).collect();
+        let per_file: Vec<&'static [Item]> = (items.into_iter())
+            .map(|f| {
+                let f: Vec<Item> = (f.into_iter())
+                    .map(|i| Item {
+                        bytes: i.bytes,
+                        defines: i.defines,
+                        mentions: i.mentions.leak(),
+                    })
+                    .collect();
+                &*f.leak()
+            })
+            .collect();
+        let table = Table {
+            names: names.leak(),
+            files: per_file.leak(),
+        };
+        Index::new(table, files)
+    }
+
+    /// The table the build script wrote is the one of today's library; every item of
+    /// it is a definition with a name, and its items all kept parse to exactly the
+    /// trees the whole files give: the split fits.
     #[test]
     fn the_library_splits_into_named_definitions() {
         let index = index().expect("the library splits into items");
-        for (f, (name, _)) in index.files.iter().zip(fdc_stdlib::FILES) {
-            let unnamed: Vec<String> = (f.pieces.iter())
-                .filter(|p| p.defines.is_none())
-                .map(|p| format!("{:?}", f.tokens[p.tokens.start].1))
-                .collect();
+        let fresh = index_of(fdc_stdlib::FILES).expect("the library splits");
+        assert_eq!(index.table.names, fresh.table.names);
+        for ((f, g), (name, _)) in index
+            .table
+            .files
+            .iter()
+            .zip(fresh.table.files)
+            .zip(fdc_stdlib::FILES)
+        {
+            let bytes = |f: &[Item]| -> Vec<_> {
+                f.iter()
+                    .map(|i| (i.bytes.clone(), i.defines, i.mentions.to_vec()))
+                    .collect()
+            };
+            assert_eq!(bytes(f), bytes(g), "{name}");
             assert!(
-                unnamed.is_empty(),
-                "{name}: items without a name: {unnamed:?}"
+                f.iter().all(|i| i.defines.is_some()),
+                "{name}: an item without a name"
             );
         }
-        let ids: Vec<FileId> = (0..index.files.len()).collect();
+        let ids: Vec<FileId> = (0..index.texts.len()).collect();
         let all = index.parse_reachable(vec![true; index.defined_by.len()], &ids);
         for ((id, (name, text)), (m, d)) in ids.iter().zip(fdc_stdlib::FILES).zip(all) {
             let (whole, dw) = parse_module(*id, text);
@@ -256,7 +274,7 @@ mod tests {
              fn c(x: scalar) = a(x);\n\
              force d(p: body) { let y = b(1); }\n";
         let index =
-            Index::build(&[("one.fd", text), ("two.fd", "fn e(x: scalar) = x;")]).expect("splits");
+            index_of(&[("one.fd", text), ("two.fd", "fn e(x: scalar) = x;")]).expect("splits");
         let kept = |names: &[&str]| -> Vec<Vec<String>> {
             let mut wanted = index.no_names();
             for n in names {
@@ -275,22 +293,26 @@ mod tests {
         assert_eq!(kept(&[]), vec![Vec::<String>::new(), vec![]]);
     }
 
-    /// What is not a plain definition is always kept (and keeps what it mentions);
-    /// unbalanced brackets or a lexer error give no index at all.
+    /// What is not a plain definition is always kept (and keeps what it mentions), with
+    /// the doc comment above it; unbalanced brackets or a lexer error give no index.
     #[test]
     fn other_items_are_kept_and_bad_files_give_no_index() {
         let text: &'static str = "fn f(x: scalar) = x;\nfn g(x: scalar) = x;\n\
-             body ball: rigid { mass = f(1); }\n";
-        let index = Index::build(&[("one.fd", text)]).expect("splits");
+             /// A ball.\nbody ball: rigid { mass = f(1); }\n";
+        let index = index_of(&[("one.fd", text)]).expect("splits");
         let (m, _) = index.parse_reachable(index.no_names(), &[0]).remove(0);
         let names: Vec<String> = m.items.iter().map(item_name).collect();
         assert_eq!(names, ["f", "ball"]);
+        let crate::ast::Item::Instance(ball) = &m.items[1] else {
+            panic!("{:?}", m.items[1]);
+        };
+        assert_eq!(ball.doc.as_deref(), Some("A ball."));
         for bad in [
             "fn f(x: scalar) = (x;",
             "fn f(x: scalar) = x",
             "fn f(x: scalar) = x $;",
         ] {
-            assert!(Index::build(&[("bad.fd", bad)]).is_none(), "{bad}");
+            assert!(index_of(&[("bad.fd", bad)]).is_none(), "{bad}");
         }
     }
 
