@@ -4,7 +4,7 @@
 //! else is reported. Cases whose name starts with `snap_` also snapshot the rendered
 //! diagnostics (insta). Every example and every stdlib file must check clean.
 
-use fdc_frontend::{analyze_file, analyze_source, Severity};
+use fdc_frontend::{analyze_file, analyze_file_scoped, analyze_source, Analysis, Scope, Severity};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
 
@@ -121,6 +121,80 @@ fn check_clean(name: &str, text: &str, path: Option<&Path>) -> Result<(), Failed
     }
 }
 
+/// A build's analysis (`Scope::Used`: only the library items the model reaches) and
+/// the whole library's agree on `path`: the same diagnostics (a model with any is
+/// analysed with the whole library), and for a clean model the same instances and
+/// settings, the same types and functions where both have them, and the same lowered
+/// model.
+fn same_in_both_scopes(path: &Path) -> Result<(), Failed> {
+    let rel = path.strip_prefix(root()).unwrap_or(path);
+    let (used, all) = (
+        analyze_file_scoped(rel, &[], Scope::Used),
+        analyze_file(rel),
+    );
+    if used.render() != all.render() {
+        return Err(format!("used:\n{}\nall:\n{}", used.render(), all.render()).into());
+    }
+    let expected = if all.diagnostics.is_empty() {
+        Scope::Used
+    } else {
+        Scope::All
+    };
+    if used.scope != expected {
+        return Err(format!("scope {:?}, expected {expected:?}", used.scope).into());
+    }
+    let (u, a) = (&used.model, &all.model);
+    for (name, t) in &u.types {
+        if a.types.get(name) != Some(t) {
+            return Err(format!("type `{name}` differs").into());
+        }
+    }
+    if let Some(f) = u.functions.iter().find(|f| !a.functions.contains(f)) {
+        return Err(format!("function `{}` differs", f.name.name).into());
+    }
+    let resolved = |m: &fdc_frontend::Model| {
+        format!(
+            "{:?}",
+            (
+                &m.instances,
+                &m.params,
+                &m.inputs,
+                &m.splines,
+                &m.gravity,
+                &m.outputs
+            )
+        ) + &format!("{:?}", (&m.simulate, &m.definitions))
+    };
+    if resolved(u) != resolved(a) {
+        return Err("the instances or model-level items differ".into());
+    }
+    if !all.has_errors() && lowered(&used) != lowered(&all) {
+        return Err("the lowered models differ".into());
+    }
+    Ok(())
+}
+
+/// What the lowering makes of an analysis, as text to compare.
+fn lowered(a: &Analysis) -> String {
+    match fdc_lower::lower_with_files(a, &[], Some(&a.files)) {
+        Ok(l) => {
+            format!(
+                "{:?}",
+                (
+                    &l.types,
+                    &l.instances,
+                    l.nq,
+                    l.nv,
+                    l.nl,
+                    &l.bodies,
+                    &l.inputs
+                )
+            ) + &format!("{:?}", (&l.settings, &l.params, &l.warnings, &l.data_files))
+        }
+        Err(errors) => format!("{errors:?}"),
+    }
+}
+
 /// Every diagnostic code the checker (and the lowering, for `lower_*` cases) can emit
 /// is expected by some case and is documented in docs/errors.md.
 fn every_code_covered() -> Result<(), Failed> {
@@ -212,7 +286,11 @@ fn main() {
             "case::{}",
             p.file_stem().unwrap_or_default().to_string_lossy()
         );
+        let scoped = (format!("scope::{name}"), p.clone());
         trials.push(Trial::test(name, move || run_case(&p)));
+        trials.push(Trial::test(scoped.0, move || {
+            same_in_both_scopes(&scoped.1)
+        }));
     }
     let examples = root().join("../examples");
     let mut ex: Vec<PathBuf> = std::fs::read_dir(&examples)
@@ -227,8 +305,12 @@ fn main() {
             "example::{}",
             p.file_stem().unwrap_or_default().to_string_lossy()
         );
+        let scoped = (format!("scope::{name}"), p.clone());
         trials.push(Trial::test(name.clone(), move || {
             check_clean(&name, "", Some(&p))
+        }));
+        trials.push(Trial::test(scoped.0, move || {
+            same_in_both_scopes(&scoped.1)
         }));
     }
     trials.push(Trial::test(

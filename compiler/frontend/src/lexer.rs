@@ -238,10 +238,15 @@ pub enum LexError {
 /// expressions; this bound keeps every input within a small, fixed stack.
 pub const MAX_NESTING: usize = 1000;
 
+/// A token and where it starts and ends (byte offsets), as the parser takes it.
+pub type Token = (usize, Tok, usize);
+/// A doc comment line: where it starts and ends, and its text.
+pub type Doc = (usize, usize, String);
+
 /// A lexed file: the tokens the parser sees, the doc comments beside them, and errors.
 pub struct Lexed {
-    pub tokens: Vec<(usize, Tok, usize)>,
-    pub docs: Vec<(usize, usize, String)>,
+    pub tokens: Vec<Token>,
+    pub docs: Vec<Doc>,
     pub errors: Vec<LexError>,
 }
 

@@ -27,6 +27,7 @@ pub mod lexer;
 pub mod order;
 mod parse;
 pub mod print;
+mod reach;
 pub mod source;
 pub mod stack;
 #[allow(clippy::all, unused_parens, unused_imports)]
@@ -168,6 +169,19 @@ impl SourceFiles {
     }
 }
 
+/// How much of the standard library an analysis parses and checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Every library item: the language server completes and documents all of them.
+    All,
+    /// The library items the model can reach by name (`reach.rs`), for a build. The
+    /// diagnostics are the ones of [`Scope::All`]: an analysis that reports anything
+    /// is redone with the whole library (a suggestion for a misspelt name picks from
+    /// all of it). The model's instances, and the types and functions they use, are
+    /// the same; [`Model::types`] and [`Model::functions`] hold only those.
+    Used,
+}
+
 /// Everything the front end knows about a model.
 pub struct Analysis {
     pub files: SourceFiles,
@@ -182,6 +196,8 @@ pub struct Analysis {
     /// Model parameters the structure depends on (loop bounds, conditions, indices):
     /// a `--set` of one of them changes the instances ([`expand`]).
     pub structural: Vec<String>,
+    /// The library this analysis checked: [`Scope::Used`] only if it left items out.
+    pub scope: Scope,
 }
 
 impl Analysis {
@@ -209,17 +225,23 @@ pub fn analyze_file(path: &Path) -> Analysis {
 /// [`analyze_file`] with `--set` values of model parameters: a parameter that a loop
 /// bound, an index or a condition reads changes the expanded instances.
 pub fn analyze_file_with(path: &Path, overrides: &[(String, f64)]) -> Analysis {
+    analyze_file_scoped(path, overrides, Scope::All)
+}
+
+/// [`analyze_file_with`], checking the library as far as `scope` says.
+pub fn analyze_file_scoped(path: &Path, overrides: &[(String, f64)], scope: Scope) -> Analysis {
     let name = path.display().to_string();
     match source::read_text(path, source::MAX_SOURCE_BYTES) {
-        Ok(text) => analyze(&name, &text, Some(path.to_path_buf()), overrides),
+        Ok(text) => analyze(&name, &text, Some(path.to_path_buf()), overrides, scope),
+        // Errors: the whole library, as any analysis with a diagnostic.
         Err(source::ReadError::NotUtf8 { lossy, offset }) => {
-            let mut a = analyze(&name, "", None, &[]);
+            let mut a = analyze(&name, "", None, &[], Scope::All);
             let id = a.files.add(name, lossy, Some(path.to_path_buf()));
             a.diagnostics.push(not_utf8(id, offset));
             a
         }
         Err(e) => {
-            let mut a = analyze("<none>", "", None, &[]);
+            let mut a = analyze("<none>", "", None, &[], Scope::All);
             a.diagnostics.push(Diagnostic::error(
                 "E0208",
                 format!("cannot read `{}`: {e}", path.display()),
@@ -243,24 +265,64 @@ fn not_utf8(id: FileId, offset: usize) -> Diagnostic {
 
 /// Analyzes model text that has no file; `use` paths are relative to the working directory.
 pub fn analyze_source(name: &str, text: &str) -> Analysis {
-    analyze(name, text, None, &[])
+    analyze(name, text, None, &[], Scope::All)
 }
 
 /// [`analyze_source`] with `--set` values of model parameters ([`analyze_file_with`]).
 pub fn analyze_source_with(name: &str, text: &str, overrides: &[(String, f64)]) -> Analysis {
-    analyze(name, text, None, overrides)
+    analyze(name, text, None, overrides, Scope::All)
 }
 
-fn analyze(name: &str, text: &str, path: Option<PathBuf>, overrides: &[(String, f64)]) -> Analysis {
+/// [`analyze_source_with`], checking the library as far as `scope` says.
+pub fn analyze_source_scoped(
+    name: &str,
+    text: &str,
+    overrides: &[(String, f64)],
+    scope: Scope,
+) -> Analysis {
+    analyze(name, text, None, overrides, scope)
+}
+
+fn analyze(
+    name: &str,
+    text: &str,
+    path: Option<PathBuf>,
+    overrides: &[(String, f64)],
+    scope: Scope,
+) -> Analysis {
     // The passes recurse once per nesting level: give them the stack that bounds.
-    stack::with_compile_stack(|| analyze_here(name, text, path, overrides))
+    stack::with_compile_stack(|| {
+        if let (Scope::Used, Some(index)) = (scope, reach::index()) {
+            let a = analyze_here(name, text, path.clone(), overrides, Some(index));
+            if a.diagnostics.is_empty() {
+                return a;
+            }
+        }
+        analyze_here(name, text, path, overrides, None)
+    })
 }
 
+/// Parses a model file (not the library's), marking the library names it writes when
+/// only the reachable library is parsed.
+fn parse_own(
+    file: FileId,
+    text: &str,
+    marks: Option<(&reach::Index, &mut Vec<bool>)>,
+) -> (Module, Vec<Diagnostic>) {
+    let lexed = lexer::lex(text);
+    if let Some((index, wanted)) = marks {
+        index.mark(&lexed.tokens, text, wanted);
+    }
+    parse::parse_lexed(file, text, lexed.tokens, &lexed.docs, &lexed.errors)
+}
+
+/// `index`: parse only the library items the model reaches (`None`: all of them).
 fn analyze_here(
     name: &str,
     text: &str,
     path: Option<PathBuf>,
     overrides: &[(String, f64)],
+    index: Option<&reach::Index>,
 ) -> Analysis {
     // Text from a file is normalized already; text from an editor may still hold lone
     // CRs, which the lexer and the line index must see as line ends.
@@ -272,26 +334,78 @@ fn analyze_here(
         text
     };
     let mut files = SourceFiles::default();
-    let mut modules = Vec::new();
-    let mut diagnostics = Vec::new();
-    for (lib_name, lib_text) in fdc_stdlib::FILES {
-        let id = files.add(format!("<stdlib>/{lib_name}"), *lib_text, None);
-        let (m, d) = parse_module(id, lib_text);
+    // The library's files come first (their ids are 0, 1, ...), parsed after the
+    // model's, whose names say which library items a reachable parse keeps.
+    let lib: Vec<FileId> = (fdc_stdlib::FILES.iter())
+        .map(|(n, t)| files.add(format!("<stdlib>/{n}"), *t, None))
+        .collect();
+    let mut wanted = index.map(reach::Index::no_names);
+    let (own, mut diagnostics) = read_own(&mut files, name, text, path, |id, t| {
+        parse_own(id, t, index.zip(wanted.as_mut()))
+    });
+    let parsed = match (index, wanted) {
+        (Some(index), Some(wanted)) => index.parse_reachable(wanted, &lib),
+        _ => (fdc_stdlib::FILES.iter().zip(&lib))
+            .map(|((_, t), &id)| parse_module(id, t))
+            .collect(),
+    };
+    let stdlib_count = lib.len();
+    let mut modules = Vec::with_capacity(stdlib_count + own.len());
+    for (m, d) in parsed {
         modules.push(m);
         diagnostics.extend(d);
     }
-    let stdlib_count = modules.len();
+    modules.extend(own);
+    let expanded = expand::expand(&modules, overrides);
+    // The files as parsed are not needed past the expansion (which copied them).
+    stack::drop_aside(modules);
+    diagnostics.extend(expanded.diagnostics);
+    let modules = expanded.modules;
+    let checked = check::check(&modules, stdlib_count);
+    let bad = &expanded.bad_refs;
+    diagnostics.extend(checked.diags.into_iter().filter(|d| {
+        d.code != "E0201" || !d.primary.as_ref().is_some_and(|l| bad.contains(&l.span))
+    }));
+    // Report in source order: file by file, top to bottom (stable for equal places).
+    diagnostics.sort_by_key(|d| d.primary.as_ref().map(|l| (l.span.file, l.span.start)));
+    diag::cap(&mut diagnostics);
+    Analysis {
+        files,
+        modules,
+        model: checked.model,
+        diagnostics,
+        types: checked.types,
+        resolution: checked.resolution,
+        structural: expanded.structural,
+        scope: if index.is_some() {
+            Scope::Used
+        } else {
+            Scope::All
+        },
+    }
+}
+
+/// Adds and parses the model file `name` and, breadth-first, the files its `use` items
+/// name (each read once, so cycles end): their modules and diagnostics.
+fn read_own(
+    files: &mut SourceFiles,
+    name: &str,
+    text: &str,
+    path: Option<PathBuf>,
+    mut parse: impl FnMut(FileId, &str) -> (Module, Vec<Diagnostic>),
+) -> (Vec<Module>, Vec<Diagnostic>) {
+    let mut modules = Vec::new();
+    let mut diagnostics = Vec::new();
     let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let mut seen: Vec<PathBuf> = Vec::new();
     if let Some(p) = &path {
         seen.push(canonical(p));
     }
     let root = files.add(name, text, path);
-    let (m, d) = parse_module(root, text);
+    let (m, d) = parse(root, text);
     modules.push(m);
     diagnostics.extend(d);
-    // Breadth-first over `use` items; each file is read once, so cycles end.
-    let mut next = stdlib_count;
+    let mut next = 0;
     while next < modules.len() {
         let uses: Vec<(String, Span)> = modules[next]
             .items
@@ -316,7 +430,7 @@ fn analyze_here(
                 Ok(t) => {
                     seen.push(key);
                     let id = files.add(full.display().to_string(), t.clone(), Some(full.clone()));
-                    let (m, d) = parse_module(id, &t);
+                    let (m, d) = parse(id, &t);
                     modules.push(m);
                     diagnostics.extend(d);
                 }
@@ -334,26 +448,5 @@ fn analyze_here(
         }
         next += 1;
     }
-    let expanded = expand::expand(&modules, overrides);
-    // The files as parsed are not needed past the expansion (which copied them).
-    stack::drop_aside(modules);
-    diagnostics.extend(expanded.diagnostics);
-    let modules = expanded.modules;
-    let checked = check::check(&modules, stdlib_count);
-    let bad = &expanded.bad_refs;
-    diagnostics.extend(checked.diags.into_iter().filter(|d| {
-        d.code != "E0201" || !d.primary.as_ref().is_some_and(|l| bad.contains(&l.span))
-    }));
-    // Report in source order: file by file, top to bottom (stable for equal places).
-    diagnostics.sort_by_key(|d| d.primary.as_ref().map(|l| (l.span.file, l.span.start)));
-    diag::cap(&mut diagnostics);
-    Analysis {
-        files,
-        modules,
-        model: checked.model,
-        diagnostics,
-        types: checked.types,
-        resolution: checked.resolution,
-        structural: expanded.structural,
-    }
+    (modules, diagnostics)
 }

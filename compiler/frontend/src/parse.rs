@@ -4,14 +4,26 @@
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use crate::grammar::ModuleParser;
-use crate::lexer::{lex, LexError, Tok};
+use crate::lexer::{lex, Doc, LexError, Tok, Token};
 use lalrpop_util::ParseError;
 
 /// Parses `text` as file `file`. Always returns a module (maybe with `Error` items).
 pub fn parse_module(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
     let lexed = lex(text);
+    parse_lexed(file, text, lexed.tokens, &lexed.docs, &lexed.errors)
+}
+
+/// Parses tokens lexed from `text` (the file's own, or the ones of some of its items:
+/// offsets are into `text` either way, so spans and doc comments come out the same).
+pub(crate) fn parse_lexed(
+    file: FileId,
+    text: &str,
+    tokens: Vec<Token>,
+    docs: &[Doc],
+    lex_errors: &[LexError],
+) -> (Module, Vec<Diagnostic>) {
     let mut diags = Vec::new();
-    for e in &lexed.errors {
+    for e in lex_errors {
         diags.push(match *e {
             LexError::BadChar { start, end } => {
                 Diagnostic::error("E0001", bad_run_message(&text[start..end]))
@@ -40,14 +52,12 @@ pub fn parse_module(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
     }
     let mut recovered = Vec::new();
     // Where each token starts and where the token before it ends.
-    let gaps: Vec<(usize, usize)> = lexed
-        .tokens
+    let gaps: Vec<(usize, usize)> = tokens
         .iter()
         .enumerate()
-        .map(|(i, t)| (t.0, if i == 0 { 0 } else { lexed.tokens[i - 1].2 }))
+        .map(|(i, t)| (t.0, if i == 0 { 0 } else { tokens[i - 1].2 }))
         .collect();
-    let declared: Vec<String> = lexed
-        .tokens
+    let declared: Vec<String> = tokens
         .windows(2)
         .filter_map(|w| match (&w[0].1, &w[1].1) {
             (
@@ -68,7 +78,7 @@ pub fn parse_module(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
             _ => None,
         })
         .collect();
-    let tokens = lexed.tokens.into_iter().map(Ok::<_, LexError>);
+    let tokens = tokens.into_iter().map(Ok::<_, LexError>);
     let result = ModuleParser::new().parse(file, &mut recovered, tokens);
     let mut errors: Vec<_> = recovered.into_iter().map(|r| r.error).collect();
     let maybe_declared = if errors.is_empty() && result.is_ok() {
@@ -83,7 +93,7 @@ pub fn parse_module(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
             Vec::new()
         }
     };
-    let mut lex_spans: Vec<(usize, usize)> = (lexed.errors.iter())
+    let mut lex_spans: Vec<(usize, usize)> = (lex_errors.iter())
         .map(|le| match *le {
             LexError::BadChar { start, end }
             | LexError::Unterminated { start, end }
@@ -117,7 +127,7 @@ pub fn parse_module(file: FileId, text: &str) -> (Module, Vec<Diagnostic>) {
             diags.push(parse_error(file, text, e));
         }
     }
-    attach_docs(&mut items, &lexed.docs, text);
+    attach_docs(&mut items, docs, text);
     (
         Module {
             file,
@@ -212,7 +222,7 @@ fn parse_error(file: FileId, text: &str, e: ParseError<usize, Tok, LexError>) ->
 }
 
 /// The doc comment block (`///` lines) that ends right before `pos`, if any.
-fn doc_before(docs: &[(usize, usize, String)], text: &str, pos: usize) -> Option<String> {
+fn doc_before(docs: &[Doc], text: &str, pos: usize) -> Option<String> {
     let mut idx = docs.partition_point(|d| d.1 <= pos);
     let mut lines = Vec::new();
     let mut next = pos;
@@ -232,7 +242,7 @@ fn doc_before(docs: &[(usize, usize, String)], text: &str, pos: usize) -> Option
     Some(lines.join("\n"))
 }
 
-fn attach_docs(items: &mut [Item], docs: &[(usize, usize, String)], text: &str) {
+fn attach_docs(items: &mut [Item], docs: &[Doc], text: &str) {
     if docs.is_empty() {
         return;
     }

@@ -4,3 +4,4 @@
 
 mod model;
 mod robust;
+mod scope;
