@@ -258,12 +258,20 @@ struct HostTarget {
 impl HostTarget {
     fn get() -> Result<HostTarget, BackendError> {
         init_native()?;
-        let triple = TargetMachine::get_default_triple();
-        let triple_str = triple.as_str().to_string_lossy().into_owned();
-        let cpu = codegen_cpu(&triple_str);
-        let features = TargetMachine::get_host_cpu_features().to_string();
+        // Asked of LLVM once per process: the host's features come from parsing
+        // /proc/cpuinfo, which every element type's cache look-up would repeat.
+        static HOST: OnceLock<(String, String, String)> = OnceLock::new();
+        let (triple_str, cpu, features) = HOST
+            .get_or_init(|| {
+                let triple = TargetMachine::get_default_triple();
+                let triple_str = triple.as_str().to_string_lossy().into_owned();
+                let cpu = codegen_cpu(&triple_str);
+                let features = TargetMachine::get_host_cpu_features().to_string();
+                (triple_str, cpu, features)
+            })
+            .clone();
         Ok(HostTarget {
-            triple,
+            triple: inkwell::targets::TargetTriple::create(&triple_str),
             triple_str,
             cpu,
             features,

@@ -63,8 +63,9 @@ impl Writer {
     /// `nodes` (ascending, closed under operands) with operands as positions in it.
     pub fn nodes(&mut self, g: &Graph, nodes: &[Id]) {
         self.len(nodes.len());
+        let at = |id: Id| nodes.binary_search(&id).expect("a node of the cone") as u32;
         for &id in nodes {
-            self.op(g, nodes, g.op(id));
+            self.op(g, &at, g.op(id));
         }
     }
 
@@ -74,7 +75,8 @@ impl Writer {
         self.u32(k as u32);
     }
 
-    fn op(&mut self, g: &Graph, nodes: &[Id], op: Op) {
+    /// One node, its operands written as `at(operand)` (a position before it).
+    pub fn op(&mut self, g: &Graph, at: &dyn Fn(Id) -> u32, op: Op) {
         let code = |u: Unary| UNARY.iter().position(|&x| x == u).unwrap_or(0) as u8;
         let cmp = |c: Cmp| CMP.iter().position(|&x| x == c).unwrap_or(0) as u8;
         match op {
@@ -94,28 +96,28 @@ impl Writer {
             Op::Unary(u, a) => {
                 self.u8(3);
                 self.u8(code(u));
-                self.local(nodes, a);
+                self.u32(at(a));
             }
             Op::Powi(a, n) => {
                 self.u8(4);
-                self.local(nodes, a);
+                self.u32(at(a));
                 self.u32(n as u32);
             }
             Op::Select(c, s) => {
                 self.u8(5);
                 self.u8(cmp(c));
                 for a in s {
-                    self.local(nodes, a);
+                    self.u32(at(a));
                 }
             }
             Op::Spline(t, d, x) => {
                 self.u8(6);
                 self.u8(d);
-                self.local(nodes, x);
+                self.u32(at(x));
                 // The table's contents: equal bytes mean equal tables.
-                let (knots, pieces) = g.table(t).map_or((&[][..], &[][..]), |t| {
-                    (t.knots(), t.pieces())
-                });
+                let (knots, pieces) = g
+                    .table(t)
+                    .map_or((&[][..], &[][..]), |t| (t.knots(), t.pieces()));
                 self.len(knots.len());
                 knots.iter().for_each(|k| self.u64(k.to_bits()));
                 self.len(pieces.len());
@@ -140,8 +142,8 @@ impl Writer {
                     _ => 14,
                 };
                 self.u8(tag);
-                self.local(nodes, a);
-                self.local(nodes, b);
+                self.u32(at(a));
+                self.u32(at(b));
             }
         }
     }
@@ -175,6 +177,11 @@ impl<'a> Reader<'a> {
     fn len(&mut self, min_bytes: usize) -> Option<usize> {
         let n = usize::try_from(self.u64()?).ok()?;
         (n.checked_mul(min_bytes.max(1))? <= self.bytes.len()).then_some(n)
+    }
+    /// A size (not a count of items that follow): at most `u32::MAX`.
+    fn size(&mut self) -> Option<usize> {
+        let n = self.u64()?;
+        (n <= u64::from(u32::MAX)).then_some(n as usize)
     }
     fn str(&mut self) -> Option<String> {
         let n = self.len(1)?;
@@ -325,12 +332,12 @@ pub fn decode(bytes: &[u8], g: &mut Graph) -> Option<ElementFunctions> {
     };
     (r.str()? == IDENTITY).then_some(())?;
     let name = r.str()?;
-    let [nq, nv, nl, np] = [r.len(0)?, r.len(0)?, r.len(0)?, r.len(0)?];
+    let [nq, nv, nl, np] = [r.size()?, r.size()?, r.size()?, r.size()?];
     let owns_coordinates = r.bool()?;
     let mut names = || -> Option<Vec<String>> { (0..r.len(8)?).map(|_| r.str()).collect() };
     let outputs = names()?;
     let multipliers = names()?;
-    let state_params = (0..r.len(8)?).map(|_| r.len(0)).collect::<Option<_>>()?;
+    let state_params = (0..r.len(8)?).map(|_| r.size()).collect::<Option<_>>()?;
     let ids = r.nodes(g)?;
     let n_roles = r.len(1)?;
     let mut roles = Vec::with_capacity(n_roles);
@@ -339,7 +346,7 @@ pub fn decode(bytes: &[u8], g: &mut Graph) -> Option<ElementFunctions> {
         let fname = r.str()?;
         let mut inputs = [0usize; 8];
         for n in &mut inputs {
-            *n = r.len(0)?;
+            *n = r.size()?;
         }
         let outs = (0..r.len(4)?)
             .map(|_| r.local(&ids))
@@ -371,9 +378,9 @@ pub fn decode(bytes: &[u8], g: &mut Graph) -> Option<ElementFunctions> {
 
 fn block(r: &mut Reader) -> Option<Block> {
     Some(match r.u8()? {
-        0 => Block::Dense { len: r.len(0)? },
+        0 => Block::Dense { len: r.size()? },
         1 => {
-            let (rows, cols) = (r.len(0)?, r.len(0)?);
+            let (rows, cols) = (r.size()?, r.size()?);
             let entries = (0..r.len(8)?)
                 .map(|_| Some((r.u32()?, r.u32()?)))
                 .collect::<Option<_>>()?;

@@ -223,8 +223,11 @@ pub fn front_cached(
     }
     let t1 = Instant::now();
     let store = cache.and_then(crate::roles_cache::Store::of);
-    let dyn_store = store.as_ref().map(|s| s as &dyn fdc_lower::stored::RoleStore);
-    let lowered = fdc_lower::lower_with_store(&analysis, overrides, Some(&analysis.files), dyn_store);
+    let dyn_store = store
+        .as_ref()
+        .map(|s| s as &dyn fdc_lower::stored::RoleStore);
+    let lowered =
+        fdc_lower::lower_with_store(&analysis, overrides, Some(&analysis.files), dyn_store);
     let (roles_cached, cache_warnings) = store.map(|s| s.take()).unwrap_or_default();
     let lowered = match lowered {
         Ok(l) => l,
@@ -302,7 +305,10 @@ pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
 
 /// [`build`] of a model from any source.
 pub fn build_from(src: ModelSource, opts: &BuildOptions) -> Result<Built, BuildError> {
-    build_front(front_cached(src, &opts.overrides, Some(&opts.backend))?, opts)
+    build_front(
+        front_cached(src, &opts.overrides, Some(&opts.backend))?,
+        opts,
+    )
 }
 
 /// [`build_from`], tiered: the types that miss the cache are compiled at LLVM level 0

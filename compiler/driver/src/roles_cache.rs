@@ -32,7 +32,10 @@ impl Store {
 
     /// The warnings so far, and the hit count.
     pub fn take(self) -> (usize, Vec<String>) {
-        let ws = self.warnings.into_inner().unwrap_or_else(|e| e.into_inner());
+        let ws = self
+            .warnings
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
         (self.hits.into_inner(), ws)
     }
 }

@@ -38,13 +38,13 @@ pub mod mesh;
 mod model;
 mod params;
 mod plausible;
-pub mod stored;
 pub mod road;
 mod run_settings;
 pub mod shapes;
 mod spline_decls;
 mod statements;
 mod stmt_decls;
+pub mod stored;
 pub mod tir;
 mod types;
 

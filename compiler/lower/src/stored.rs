@@ -53,12 +53,7 @@ impl Lowering<'_> {
     }
 
     /// Adds a type (its roles nodes of `graph`) and stores freshly derived roles.
-    pub(crate) fn push_type(
-        &mut self,
-        graph: &Graph,
-        ty: ElementFunctions,
-        how: Derived,
-    ) -> usize {
+    pub(crate) fn push_type(&mut self, graph: &Graph, ty: ElementFunctions, how: Derived) -> usize {
         let key = match how {
             Derived::Fresh(Some(key)) => {
                 if let Some(store) = self.store {

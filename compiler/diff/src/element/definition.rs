@@ -2,16 +2,19 @@
 
 use super::ElementBuilder;
 use crate::stored::{Writer, IDENTITY};
-use fdc_ir::Id;
+use fdc_ir::{Graph, Id, Op};
+use std::collections::HashMap;
 
 impl ElementBuilder<'_> {
     /// Everything [`finish`](ElementBuilder::finish) derives the roles from, as
     /// canonical bytes: [`IDENTITY`], the name, kind, bodies, sizes and iteration form,
     /// then every root the builder recorded (constraints with their names, loads per
     /// dof with their gyroscopic flag, outputs, states, initial states) as positions in
-    /// the cone of all roots, which is written renumbered densely in id order. Nodes of
-    /// the shared graph outside the cone do not enter, nor do parameter values (they
-    /// are slots). `None` when the definition has errors (`finish` fails on it) or
+    /// the cone of all roots, which is written in a canonical order ([`canonical`]):
+    /// not in id order, which depends on what the shared graph held before (another
+    /// type's derivatives, a parameter's value as a constant), so that one definition
+    /// has one key in every model and build. Nodes outside the cone do not enter, nor
+    /// do parameter values (they are slots). `None` when the definition has errors (`finish` fails on it) or
     /// names a node of another graph.
     pub fn definition(&self) -> Option<Vec<u8>> {
         if !self.errors.is_empty() {
@@ -21,7 +24,7 @@ impl ElementBuilder<'_> {
         if self.g.foreign(&roots).is_some() {
             return None;
         }
-        let nodes = self.g.cone(&roots);
+        let (order, pos) = canonical(self.g, &roots);
         let mut w = Writer::default();
         w.str(IDENTITY);
         w.str(&self.name);
@@ -33,10 +36,14 @@ impl ElementBuilder<'_> {
         for n in [self.n_bodies, self.n_params, self.n_coords] {
             w.len(n);
         }
-        w.nodes(self.g, &nodes);
+        let at = |id: Id| pos[&id];
+        w.len(order.len());
+        for &(_, op) in &order {
+            w.op(self.g, &at, op);
+        }
         let ids = |w: &mut Writer, xs: &[Id]| {
             w.len(xs.len());
-            xs.iter().for_each(|&x| w.local(&nodes, x));
+            xs.iter().for_each(|&x| w.u32(pos[&x]));
         };
         w.len(self.constraints.len());
         for (name, phi) in &self.constraints {
@@ -84,4 +91,61 @@ impl ElementBuilder<'_> {
         }
         Some(w.0)
     }
+}
+
+/// The cone of `roots` in an order that depends on its structure alone: depth first
+/// from the roots in their order, each node after its operands, the operands in their
+/// order — except the two of `+` and `×`, which the graph orders by id, so they go in
+/// the order of a structural hash. Each node with its op as written (commutative
+/// operands in that order) and the positions of the nodes.
+fn canonical(g: &Graph, roots: &[Id]) -> (Vec<(Id, Op)>, HashMap<Id, u32>) {
+    let cone = g.cone(roots);
+    // Structural hashes bottom up (ascending ids put operands first): the node's own
+    // encoding without its operands, then the operands' hashes.
+    let mut hash: HashMap<Id, u64> = HashMap::with_capacity(cone.len());
+    let none = |_: Id| 0u32;
+    for &id in &cone {
+        let op = g.op(id);
+        let mut w = Writer::default();
+        w.op(g, &none, op);
+        let mut kids: Vec<u64> = op.operands().iter().map(|a| hash[a]).collect();
+        if matches!(op, Op::Add(..) | Op::Mul(..)) {
+            kids.sort_unstable();
+        }
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let bytes =
+            w.0.iter()
+                .copied()
+                .chain(kids.iter().flat_map(|k| k.to_le_bytes()));
+        for b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        hash.insert(id, h);
+    }
+    let ordered = |op: Op| match op {
+        Op::Add(a, b) if hash[&b] < hash[&a] => Op::Add(b, a),
+        Op::Mul(a, b) if hash[&b] < hash[&a] => Op::Mul(b, a),
+        other => other,
+    };
+    let mut pos: HashMap<Id, u32> = HashMap::with_capacity(cone.len());
+    let mut order: Vec<(Id, Op)> = Vec::with_capacity(cone.len());
+    let mut stack: Vec<(Id, bool)> = roots.iter().rev().map(|&r| (r, false)).collect();
+    while let Some((id, operands_done)) = stack.pop() {
+        if pos.contains_key(&id) {
+            continue;
+        }
+        let op = ordered(g.op(id));
+        if operands_done {
+            pos.insert(id, order.len() as u32);
+            order.push((id, op));
+            continue;
+        }
+        stack.push((id, true));
+        for a in op.operands().into_iter().rev() {
+            if !pos.contains_key(&a) {
+                stack.push((a, false));
+            }
+        }
+    }
+    (order, pos)
 }

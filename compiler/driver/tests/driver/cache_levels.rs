@@ -161,18 +161,22 @@ fn another_simplifier_identity_misses() {
     };
     // The unit of caching is the element type: every type must hit.
     let hits = |recipe: &str| {
-        lowered.types.iter().zip(&lowered.definition_keys).all(|(ty, key)| {
-            let funcs = type_funcs(ty);
-            let defined = fdc_backend::Defined {
-                definition: key.as_ref().expect("lowered with a store"),
-                funcs: &funcs,
-                recipe,
-            };
-            fdc_backend::lookup_defined_in(&defined, &opts.backend, None)
-                .unwrap()
-                .hit
-                .is_some()
-        })
+        lowered
+            .types
+            .iter()
+            .zip(&lowered.definition_keys)
+            .all(|(ty, key)| {
+                let funcs = type_funcs(ty);
+                let defined = fdc_backend::Defined {
+                    definition: key.as_ref().expect("lowered with a store"),
+                    funcs: &funcs,
+                    recipe,
+                };
+                fdc_backend::lookup_defined_in(&defined, &opts.backend, None)
+                    .unwrap()
+                    .hit
+                    .is_some()
+            })
     };
     assert!(hits(&recipe(true)));
     let simplifier = fdc_ir::simplify::identity();
@@ -316,7 +320,11 @@ fn parallel_and_serial_builds_give_the_same_objects_and_results() {
         v
     };
     let (a, b) = (entries(&serial_dir), entries(&parallel_dir));
-    assert_eq!(a.len(), 2 * n, "an object and an index entry per type");
+    assert_eq!(
+        a.len(),
+        3 * n,
+        "a roles, an object and an index entry per type"
+    );
     assert!(
         a == b,
         "serial and parallel builds wrote different cache entries"

@@ -158,7 +158,11 @@ fn a_damaged_or_foreign_roles_entry_is_rebuilt() {
     assert_eq!(again.types.roles_cached, n - 3);
     let warned = |what: &str| again.warnings.iter().any(|w| w.contains(what));
     assert!(warned("checksum"), "{:?}", again.warnings);
-    assert!(warned("no element type of this build"), "{:?}", again.warnings);
+    assert!(
+        warned("no element type of this build"),
+        "{:?}",
+        again.warnings
+    );
     assert!(warned("wrong key"), "{:?}", again.warnings);
     assert_same_run(&run(again), &reference);
     // Rewritten: the next build takes every type from the cache again.
@@ -171,7 +175,11 @@ fn a_damaged_or_foreign_roles_entry_is_rebuilt() {
 /// Every role of every type evaluated by the IR interpreter at one set of inputs.
 fn role_values(l: &fdc_lower::LoweredModel) -> Vec<Vec<u64>> {
     let data: Vec<Vec<f64>> = (0..8)
-        .map(|s| (0..64).map(|i| 0.1 + 0.37 * ((i * 7 + s * 3) % 11) as f64).collect())
+        .map(|s| {
+            (0..512)
+                .map(|i| 0.1 + 0.37 * ((i * 7 + s * 3) % 11) as f64)
+                .collect()
+        })
         .collect();
     let inputs: [&[f64]; 8] = std::array::from_fn(|s| data[s].as_slice());
     l.types
@@ -197,10 +205,17 @@ fn what_reads_the_roles_ir_sees_the_same_roles_on_a_hit() {
     let (a, b) = (&cold.lowered, &hit.lowered);
     assert_eq!(a.types.len(), b.types.len());
     for (x, y) in a.types.iter().zip(&b.types) {
-        assert_eq!((&x.name, x.nq, x.nv, x.nl, x.np), (&y.name, y.nq, y.nv, y.nl, y.np));
+        assert_eq!(
+            (&x.name, x.nq, x.nv, x.nl, x.np),
+            (&y.name, y.nq, y.nv, y.nl, y.np)
+        );
         assert_eq!((&x.outputs, &x.multipliers), (&y.outputs, &y.multipliers));
         let roles = |t: &fdc_diff::ElementFunctions| {
-            let r: Vec<_> = t.roles.iter().map(|(r, f, b)| (*r, f.inputs, b.clone())).collect();
+            let r: Vec<_> = t
+                .roles
+                .iter()
+                .map(|(r, f, b)| (*r, f.inputs, b.clone()))
+                .collect();
             r
         };
         assert_eq!(roles(x), roles(y));
@@ -225,7 +240,10 @@ fn a_tiered_build_after_an_edit_runs_the_edited_model() {
     let mut tiered = fdc_driver::pipeline::build_from_tiered(src, &cached(&cache, &[])).unwrap();
     assert_eq!(tiered.types.roles_cached, tiered.element_types - 1);
     assert_eq!(tiered.types.compiled, 1);
-    let tier = tiered.tier.take().expect("one type awaits its optimized code");
+    let tier = tiered
+        .tier
+        .take()
+        .expect("one type awaits its optimized code");
     assert_eq!(tier.wait().expect("the optimized code builds").types, 1);
     assert_same_run(&run(tiered), &run(build_or_panic(&path, &uncached(&[]))));
 }
