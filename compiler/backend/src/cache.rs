@@ -14,7 +14,12 @@
 //! object entry that transformation led to, the number of functions in it, and the
 //! caller's own bytes. A hit there skips the caller's transformation as well.
 //!
-//! Entry file `<dir>/<key hex>.fdcobj` (objects) or `.fdcsrc` (source index):
+//! A third kind, *roles* (`.fdcdef`), holds an element type's derived roles (bytes the
+//! caller encodes), keyed by its definition before differentiation
+//! ([`roles_key`]); source index entries for such types may be keyed by that
+//! definition key instead of the roles' IR ([`defined_key`]).
+//!
+//! Entry file `<dir>/<key hex>.fdcobj` (objects), `.fdcsrc` (source index) or `.fdcdef` (roles):
 //! `MAGIC (8) | key (32) | payload length (u64 LE) | SHA-256 of the payload (32) | payload`.
 //! An entry is used only if every field checks out, so a truncated, corrupted or
 //! misplaced file is a miss (and gets rewritten), never a crash. Writes go to a
@@ -37,6 +42,8 @@ pub enum Kind {
     /// An object key (plus caller bytes), keyed by the IR before the caller's
     /// transformation.
     Source,
+    /// An element type's derived roles, keyed by its definition (`crate::roles`).
+    Roles,
 }
 
 impl Kind {
@@ -44,12 +51,14 @@ impl Kind {
         match self {
             Kind::Object => b"FDCOBJ01",
             Kind::Source => b"FDCSRC01",
+            Kind::Roles => b"FDCDEF01",
         }
     }
     fn ext(self) -> &'static str {
         match self {
             Kind::Object => "fdcobj",
             Kind::Source => "fdcsrc",
+            Kind::Roles => "fdcdef",
         }
     }
 }
@@ -88,7 +97,37 @@ pub fn source_key(
     h.finalize().into()
 }
 
-fn put_ir(h: &mut Sha256, target: &Target, graph: &Graph, funcs: &[Func], plans: &[Vec<Id>]) {
+/// The key of a source index entry for roles named by their definition
+/// ([`crate::lookup_defined_in`]): its own domain tag, the recipe, the target, the
+/// definition's key and the functions' names and input sizes.
+pub fn defined_key(target: &Target, defined: &crate::Defined) -> Key {
+    let mut h = Sha256::new();
+    put_str(&mut h, "fdc source index by definition");
+    put_str(&mut h, defined.recipe);
+    put_target(&mut h, target);
+    h.update(defined.definition);
+    h.update((defined.funcs.len() as u64).to_le_bytes());
+    for func in defined.funcs {
+        put_str(&mut h, &func.name);
+        for s in Slot::ALL {
+            h.update((func.inputs.get(s) as u64).to_le_bytes());
+        }
+        h.update((func.outputs.len() as u64).to_le_bytes());
+    }
+    h.finalize().into()
+}
+
+/// The key of a roles cache entry (`crate::roles`): a domain tag and the definition's
+/// bytes (which begin with the differentiation's identity). No target: roles are IR.
+pub fn roles_key(definition: &[u8]) -> Key {
+    let mut h = Sha256::new();
+    put_str(&mut h, "fdc roles");
+    h.update((definition.len() as u64).to_le_bytes());
+    h.update(definition);
+    h.finalize().into()
+}
+
+fn put_target(h: &mut Sha256, target: &Target) {
     for s in [
         target.backend,
         target.llvm,
@@ -99,6 +138,10 @@ fn put_ir(h: &mut Sha256, target: &Target, graph: &Graph, funcs: &[Func], plans:
         put_str(h, s);
     }
     h.update([target.opt_level]);
+}
+
+fn put_ir(h: &mut Sha256, target: &Target, graph: &Graph, funcs: &[Func], plans: &[Vec<Id>]) {
+    put_target(h, target);
     h.update((funcs.len() as u64).to_le_bytes());
     let mut local: HashMap<Id, u32> = HashMap::new();
     for (func, nodes) in funcs.iter().zip(plans) {

@@ -25,6 +25,7 @@ mod codegen;
 mod identity;
 mod jit;
 mod llvm14;
+pub mod roles;
 
 pub use identity::Identity;
 
@@ -257,12 +258,20 @@ struct HostTarget {
 impl HostTarget {
     fn get() -> Result<HostTarget, BackendError> {
         init_native()?;
-        let triple = TargetMachine::get_default_triple();
-        let triple_str = triple.as_str().to_string_lossy().into_owned();
-        let cpu = codegen_cpu(&triple_str);
-        let features = TargetMachine::get_host_cpu_features().to_string();
+        // Asked of LLVM once per process: the host's features come from parsing
+        // /proc/cpuinfo, which every element type's cache look-up would repeat.
+        static HOST: OnceLock<(String, String, String)> = OnceLock::new();
+        let (triple_str, cpu, features) = HOST
+            .get_or_init(|| {
+                let triple = TargetMachine::get_default_triple();
+                let triple_str = triple.as_str().to_string_lossy().into_owned();
+                let cpu = codegen_cpu(&triple_str);
+                let features = TargetMachine::get_host_cpu_features().to_string();
+                (triple_str, cpu, features)
+            })
+            .clone();
         Ok(HostTarget {
-            triple,
+            triple: inkwell::targets::TargetTriple::create(&triple_str),
             triple_str,
             cpu,
             features,
@@ -389,6 +398,62 @@ pub fn lookup_source_in(
         source.funcs,
         &plans,
     );
+    source_entry(dir, key, warning, start, jit)
+}
+
+/// Looks up code compiled earlier from the roles of a type whose definition has the
+/// key `defined.definition` (the roles cache, [`roles`]): like [`lookup_source_in`],
+/// but keyed by that digest instead of by the roles' IR, so a hit neither checks nor
+/// hashes the IR. Equal definitions derive equal roles, so the key names the same
+/// source; a caller must use one keying or the other for one type consistently.
+pub fn lookup_defined_in(
+    defined: &Defined,
+    opts: &Options,
+    jit: Option<&SharedJit>,
+) -> Result<SourceLookup, BackendError> {
+    let start = Instant::now();
+    check_options(opts)?;
+    let (dir, warning) = cache_dir(opts);
+    let Some(dir) = dir else {
+        return Ok(SourceLookup {
+            hit: None,
+            token: SourceToken {
+                entry: None,
+                warning,
+                time: ms(start),
+            },
+        });
+    };
+    let host = HostTarget::get()?;
+    let key = cache::defined_key(&host.key_target(opts.opt_level), defined);
+    source_entry(dir, key, warning, start, jit)
+}
+
+/// A type's roles named by their definition (see [`lookup_defined_in`]).
+pub struct Defined<'a> {
+    /// The definition's key in the roles cache.
+    pub definition: &'a [u8; 32],
+    /// The role functions compiled from it (their names and input sizes enter the key).
+    pub funcs: &'a [Func],
+    pub recipe: &'a str,
+}
+
+/// The source index entry `key` in `dir`, with the object it names.
+fn source_entry(
+    dir: PathBuf,
+    key: cache::Key,
+    warning: Option<String>,
+    start: Instant,
+    jit: Option<&SharedJit>,
+) -> Result<SourceLookup, BackendError> {
+    let miss = |entry, warning, start: Instant| SourceLookup {
+        hit: None,
+        token: SourceToken {
+            entry,
+            warning,
+            time: ms(start),
+        },
+    };
     let entry = Some((dir.clone(), key));
     let payload = match cache::read(&dir, cache::Kind::Source, &key) {
         cache::Lookup::Hit(p) => p,

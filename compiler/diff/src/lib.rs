@@ -24,6 +24,7 @@ pub mod ad;
 mod element;
 pub mod lie;
 pub mod roles;
+pub mod stored;
 
 pub use ad::{op_count, Differ, Family, Grad, Layout, Seg};
 pub use element::iteration::with_iteration_form;

@@ -39,6 +39,8 @@ pub struct TypeCounts {
     pub cached: usize,
     /// Of the cached: found by their unsimplified roles, so not simplified either.
     pub simplifier_skipped: usize,
+    /// Types whose roles came from the roles cache (not differentiated), of all.
+    pub roles_cached: usize,
 }
 
 impl TypeCounts {
@@ -126,7 +128,15 @@ pub(crate) fn compile_roles(
     let jit_ms = t_jit.elapsed().as_secs_f64() * 1e3;
     // Level 0 is the quick tier itself: nothing to upgrade to.
     let tiered = tiered && opts.backend.opt_level > 0;
-    let one = |k: usize| compile_type(&lowered.graph, &types[k], &recipe, opts, tiered, &jit);
+    let one = |k: usize| {
+        let definition = lowered.definition_keys.get(k).and_then(Option::as_ref);
+        let ty = Unit {
+            graph: &lowered.graph,
+            ty: &types[k],
+            definition,
+        };
+        compile_type(&ty, &recipe, opts, tiered, &jit)
+    };
     let threads = jobs(opts, types.len());
     let results: Vec<Result<TypeResult, BuildError>> = if threads == 1 {
         (0..types.len()).map(one).collect()
@@ -211,25 +221,46 @@ pub(crate) fn add_timings(sum: &mut Timings, t: &Timings) {
     sum.cache += t.cache;
 }
 
+/// One element type to compile: its roles, nodes of `graph`, and the key of its
+/// definition in the roles cache if it was lowered with one.
+struct Unit<'a> {
+    graph: &'a Graph,
+    ty: &'a ElementFunctions,
+    definition: Option<&'a fdc_lower::stored::DefinitionKey>,
+}
+
 /// One type: the source-level cache first (a hit needs neither the simplifier nor
-/// LLVM), else simplify, compile and record.
+/// LLVM), else simplify, compile and record. A type with a definition key is looked
+/// up by it (neither checking nor hashing its roles' IR), else by the roles' IR.
 fn compile_type(
-    graph: &Graph,
-    ty: &ElementFunctions,
+    unit: &Unit,
     recipe: &str,
     opts: &BuildOptions,
     tiered: bool,
     jit: &SharedJit,
 ) -> Result<TypeResult, BuildError> {
+    let (graph, ty) = (unit.graph, unit.ty);
     let backend = |e: fdc_backend::BackendError| BuildError::Backend(format!("{}: {e}", ty.name));
     let funcs = type_funcs(ty);
-    let source = fdc_backend::Source {
-        graph,
-        funcs: &funcs,
-        recipe,
-    };
-    let looked =
-        fdc_backend::lookup_source_in(&source, &opts.backend, Some(jit)).map_err(backend)?;
+    let looked = match unit.definition {
+        Some(definition) => {
+            let defined = fdc_backend::Defined {
+                definition,
+                funcs: &funcs,
+                recipe,
+            };
+            fdc_backend::lookup_defined_in(&defined, &opts.backend, Some(jit))
+        }
+        None => {
+            let source = fdc_backend::Source {
+                graph,
+                funcs: &funcs,
+                recipe,
+            };
+            fdc_backend::lookup_source_in(&source, &opts.backend, Some(jit))
+        }
+    }
+    .map_err(backend)?;
     let mut warnings = Vec::new();
     if let Some((compiled, meta)) = looked.hit {
         match decode_which(&meta, funcs.len(), compiled.functions.len()) {

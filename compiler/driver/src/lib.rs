@@ -13,6 +13,7 @@ pub mod pipeline;
 pub mod profile;
 pub mod report;
 pub mod results;
+mod roles_cache;
 pub mod settings;
 pub mod sweep;
 pub mod template;

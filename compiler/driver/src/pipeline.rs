@@ -148,6 +148,11 @@ pub struct Front {
     pub lowered: fdc_lower::LoweredModel,
     pub parse_check: f64,
     pub lower_diff: f64,
+    /// Element types whose roles came from the roles cache ([`front_cached`]): not
+    /// differentiated in this build.
+    pub roles_cached: usize,
+    /// Problems of the roles cache (each rebuilt), for the build's warnings.
+    pub cache_warnings: Vec<String>,
 }
 
 /// Where a model's text comes from.
@@ -199,6 +204,17 @@ pub fn front(path: &Path, overrides: &[(String, f64)]) -> Result<Front, BuildErr
 
 /// [`front`] of a model from any source.
 pub fn front_from(src: ModelSource, overrides: &[(String, f64)]) -> Result<Front, BuildError> {
+    front_cached(src, overrides, None)
+}
+
+/// [`front_from`] with the roles cache of `cache` (none when `None` or off): an
+/// element type whose definition was differentiated before gets its roles from there
+/// (`crate::roles_cache`), the same roles as differentiating it.
+pub fn front_cached(
+    src: ModelSource,
+    overrides: &[(String, f64)],
+    cache: Option<&fdc_backend::Options>,
+) -> Result<Front, BuildError> {
     let t0 = Instant::now();
     let analysis = analyze(src, overrides);
     let parse_check = ms(t0);
@@ -209,7 +225,14 @@ pub fn front_from(src: ModelSource, overrides: &[(String, f64)]) -> Result<Front
         });
     }
     let t1 = Instant::now();
-    let lowered = match fdc_lower::lower_with_files(&analysis, overrides, Some(&analysis.files)) {
+    let store = cache.and_then(crate::roles_cache::Store::of);
+    let dyn_store = store
+        .as_ref()
+        .map(|s| s as &dyn fdc_lower::stored::RoleStore);
+    let lowered =
+        fdc_lower::lower_with_store(&analysis, overrides, Some(&analysis.files), dyn_store);
+    let (roles_cached, cache_warnings) = store.map(|s| s.take()).unwrap_or_default();
+    let lowered = match lowered {
         Ok(l) => l,
         Err(errors) => {
             if let [only] = errors.as_slice() {
@@ -232,6 +255,8 @@ pub fn front_from(src: ModelSource, overrides: &[(String, f64)]) -> Result<Front
         lowered,
         parse_check,
         lower_diff: ms(t1),
+        roles_cached,
+        cache_warnings,
     })
 }
 
@@ -283,14 +308,21 @@ pub fn build(path: &Path, opts: &BuildOptions) -> Result<Built, BuildError> {
 
 /// [`build`] of a model from any source.
 pub fn build_from(src: ModelSource, opts: &BuildOptions) -> Result<Built, BuildError> {
-    build_front(front_from(src, &opts.overrides)?, opts)
+    build_front(
+        front_cached(src, &opts.overrides, Some(&opts.backend))?,
+        opts,
+    )
 }
 
 /// [`build_from`], tiered: the types that miss the cache are compiled at LLVM level 0
 /// first, and at `opts.backend.opt_level` on another thread while the model runs
 /// ([`Built::tier`]). Level 0 asked for is one tier.
 pub fn build_from_tiered(src: ModelSource, opts: &BuildOptions) -> Result<Built, BuildError> {
-    build_front_with(front_from(src, &opts.overrides)?, opts, true)
+    build_front_with(
+        front_cached(src, &opts.overrides, Some(&opts.backend))?,
+        opts,
+        true,
+    )
 }
 
 /// [`build`] from a model already checked and lowered (the sweep keeps the lowered
@@ -305,6 +337,8 @@ fn build_front_with(front: Front, opts: &BuildOptions, tiered: bool) -> Result<B
         lowered,
         parse_check,
         lower_diff,
+        roles_cached,
+        cache_warnings,
     } = front;
     let input_paths = input_files(&analysis, &lowered);
     let structure_set: Vec<String> = analysis
@@ -318,6 +352,7 @@ fn build_front_with(front: Front, opts: &BuildOptions, tiered: bool) -> Result<B
         .iter()
         .map(|d| d.render(&analysis.files))
         .chain((lowered.warnings.iter()).map(|w| w.to_diagnostic().render(&analysis.files)))
+        .chain(cache_warnings)
         .collect();
 
     // Differentiation and the IR passes recurse over expressions as deep as inlining
@@ -326,7 +361,10 @@ fn build_front_with(front: Front, opts: &BuildOptions, tiered: bool) -> Result<B
     let compiled = fdc_frontend::stack::with_compile_stack(|| {
         crate::compile::compile_roles(&lowered, opts, tiered, &mut warnings)
     })?;
-    let counts = compiled.counts;
+    let counts = TypeCounts {
+        roles_cached,
+        ..compiled.counts
+    };
     let mut model = runtime_model(&lowered, &compiled.functions, &compiled.owner);
     let tier = if compiled.pending.is_empty() {
         None

@@ -410,12 +410,11 @@ impl<'a> Lowering<'a> {
                     ElementBuilder::new(&mut graph, &type_name, Coordinates::VectorSpace, n, 2 * n);
                 let p: Vec<fdc_ir::Id> = (0..2 * n).map(|i| b.param(i)).collect();
                 b.vector_initial(p[..n].to_vec(), p[n..].to_vec());
-                let r = b.finish();
+                let (r, how) = self.finish_type(b);
+                let fi = r.map(|funcs| self.push_type(&graph, funcs, how));
                 self.graph = graph;
-                match r {
-                    Ok(funcs) => {
-                        self.types.push(funcs);
-                        let fi = self.types.len() - 1;
+                match fi {
+                    Ok(fi) => {
                         self.owner_types.insert(n, fi);
                         fi
                     }

@@ -44,6 +44,7 @@ pub mod shapes;
 mod spline_decls;
 mod statements;
 mod stmt_decls;
+pub mod stored;
 pub mod tir;
 mod types;
 
@@ -195,6 +196,9 @@ pub struct Settings {
 pub struct LoweredModel {
     pub graph: Graph,
     pub types: Vec<ElementFunctions>,
+    /// Per type: the key of its definition in the roles cache, when lowered with a
+    /// store ([`lower_with_store`]); the driver keys its object cache by it.
+    pub definition_keys: Vec<Option<stored::DefinitionKey>>,
     pub instances: Vec<Instance>,
     pub nq: usize,
     pub nv: usize,
@@ -343,6 +347,9 @@ struct Lowering<'a> {
     /// What evaluations of `graph`'s nodes at build time need ([`Lowering::eval`]).
     cones: Cones,
     types: Vec<ElementFunctions>,
+    definition_keys: Vec<Option<stored::DefinitionKey>>,
+    /// Where derived roles are kept between builds (`stored`).
+    store: Option<&'a dyn stored::RoleStore>,
     instances: Vec<Instance>,
     bodies: Vec<Body>,
     /// Per top-level instance (`Model::instances`): its body, if it is one.
@@ -382,14 +389,26 @@ pub fn lower_with_files<'a>(
     overrides: &[(String, f64)],
     files: Option<&'a SourceFiles>,
 ) -> Result<LoweredModel, Vec<LowerError>> {
+    lower_with_store(analysis, overrides, files, None)
+}
+
+/// [`lower_with_files`], asking `store` for the roles of every element type before
+/// differentiating it (a hit skips the differentiation, [`stored`]).
+pub fn lower_with_store<'a>(
+    analysis: &'a Analysis,
+    overrides: &[(String, f64)],
+    files: Option<&'a SourceFiles>,
+    store: Option<&'a dyn stored::RoleStore>,
+) -> Result<LoweredModel, Vec<LowerError>> {
     // Lowering recurses over expressions and into inlined functions.
-    fdc_frontend::stack::with_compile_stack(|| lower_here(analysis, overrides, files))
+    fdc_frontend::stack::with_compile_stack(|| lower_here(analysis, overrides, files, store))
 }
 
 fn lower_here<'a>(
     analysis: &'a Analysis,
     overrides: &[(String, f64)],
     files: Option<&'a SourceFiles>,
+    store: Option<&'a dyn stored::RoleStore>,
 ) -> Result<LoweredModel, Vec<LowerError>> {
     let model = &analysis.model;
     let items: Vec<&Item> = (analysis.modules.iter())
@@ -399,6 +418,7 @@ fn lower_here<'a>(
         return Err(vec![e]);
     }
     let mut l = Lowering::new(model, &analysis.resolution, files);
+    l.store = store;
     let params = l.model_params(overrides, files);
     // The checker has typed gravity a vec3.
     if let Some(&[x, y, z]) = model.gravity.as_ref().and_then(|g| l.numeric(g)).as_deref() {
@@ -469,6 +489,8 @@ impl<'a> Lowering<'a> {
             graph: Graph::new(),
             cones: Cones::default(),
             types: Vec::new(),
+            definition_keys: Vec::new(),
+            store: None,
             instances: Vec::new(),
             bodies: Vec::new(),
             body_of: vec![None; model.instances.len()],
@@ -553,6 +575,7 @@ impl<'a> Lowering<'a> {
         Ok(LoweredModel {
             graph: self.graph,
             types: self.types,
+            definition_keys: self.definition_keys,
             instances: self.instances,
             nq,
             nv,

@@ -62,7 +62,7 @@ impl<'a> Lowering<'a> {
         let errors = std::mem::take(&mut lw.errors);
         let hidden = std::mem::take(&mut lw.hidden);
         drop(lw);
-        let r = builder.finish();
+        let (r, how) = self.finish_type(builder);
         self.graph = graph;
         if !errors.is_empty() {
             self.errors.extend(errors);
@@ -83,8 +83,9 @@ impl<'a> Lowering<'a> {
                 for o in &mut funcs.outputs {
                     *o = o.trim_start_matches('.').to_string();
                 }
-                self.types.push(funcs);
-                let fi = self.types.len() - 1;
+                let graph = std::mem::take(&mut self.graph);
+                let fi = self.push_type(&graph, funcs, how);
+                self.graph = graph;
                 let _ = self.push_instance(fi, name, p, &used, None);
             }
             Err(e) => self.err(span, e.to_string()),

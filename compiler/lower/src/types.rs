@@ -137,12 +137,9 @@ impl<'a> Lowering<'a> {
             return Err(errors);
         }
         let fn_index = if !dry && equations {
-            match builder.finish() {
-                Ok(funcs) => {
-                    self.types.push(funcs);
-                    Some(self.types.len() - 1)
-                }
-                Err(e) => {
+            match self.finish_type(builder) {
+                (Ok(funcs), how) => Some(self.push_type(graph, funcs, how)),
+                (Err(e), _) => {
                     return Err(vec![LowerError {
                         span: Some(def.name_span),
                         message: e.to_string(),

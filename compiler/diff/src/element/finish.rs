@@ -138,7 +138,7 @@ impl ElementBuilder<'_> {
 
     /// Every node the element defined: constraints, loads, outputs, states and the
     /// initial state.
-    fn roots(&self) -> Vec<Id> {
+    pub(super) fn roots(&self) -> Vec<Id> {
         let mut roots: Vec<Id> = self.constraints.iter().map(|c| c.1).collect();
         roots.extend(self.loads.iter().flatten().map(|l| l.0));
         roots.extend(self.outputs.iter().map(|o| o.1));

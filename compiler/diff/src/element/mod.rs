@@ -13,6 +13,7 @@ use crate::roles::{Block, DiffError, Role};
 use fdc_abi::layout::THETA;
 use fdc_ir::{Graph, Id, Op, Slot, M3, V3};
 
+mod definition;
 mod finish;
 pub(crate) mod iteration;
 pub use iteration::IterationForm;

@@ -9,4 +9,5 @@ mod lie;
 mod roles;
 mod simplified;
 mod snapshots;
+mod stored;
 mod vector_space;

@@ -6,7 +6,9 @@
 use crate::common;
 
 use common::{build_or_panic, channel, example_path, no_cache, simulate};
-use fdc_driver::pipeline::{front, recipe, recipe_with, type_funcs, BuildOptions, Built};
+use fdc_driver::pipeline::{
+    front_cached, recipe, recipe_with, type_funcs, BuildOptions, Built, ModelSource,
+};
 use fdc_runtime::MemorySink;
 use std::path::{Path, PathBuf};
 
@@ -151,24 +153,30 @@ fn another_simplifier_identity_misses() {
     let path = example_path("pendulum.fd");
     let opts = cached(dir.path(), &[], true);
     build_or_panic(&path, &opts);
-    let lowered = match front(&path, &[]) {
+    // As the build lowers: with the roles cache, whose definition keys key the
+    // source index.
+    let lowered = match front_cached(ModelSource::File(&path), &[], Some(&opts.backend)) {
         Ok(f) => f.lowered,
         Err(_) => panic!("pendulum.fd must lower"),
     };
     // The unit of caching is the element type: every type must hit.
     let hits = |recipe: &str| {
-        lowered.types.iter().all(|ty| {
-            let funcs = type_funcs(ty);
-            let src = fdc_backend::Source {
-                graph: &lowered.graph,
-                funcs: &funcs,
-                recipe,
-            };
-            fdc_backend::lookup_source(&src, &opts.backend)
-                .unwrap()
-                .hit
-                .is_some()
-        })
+        lowered
+            .types
+            .iter()
+            .zip(&lowered.definition_keys)
+            .all(|(ty, key)| {
+                let funcs = type_funcs(ty);
+                let defined = fdc_backend::Defined {
+                    definition: key.as_ref().expect("lowered with a store"),
+                    funcs: &funcs,
+                    recipe,
+                };
+                fdc_backend::lookup_defined_in(&defined, &opts.backend, None)
+                    .unwrap()
+                    .hit
+                    .is_some()
+            })
     };
     assert!(hits(&recipe(true)));
     let simplifier = fdc_ir::simplify::identity();
@@ -312,7 +320,11 @@ fn parallel_and_serial_builds_give_the_same_objects_and_results() {
         v
     };
     let (a, b) = (entries(&serial_dir), entries(&parallel_dir));
-    assert_eq!(a.len(), 2 * n, "an object and an index entry per type");
+    assert_eq!(
+        a.len(),
+        3 * n,
+        "a roles, an object and an index entry per type"
+    );
     assert!(
         a == b,
         "serial and parallel builds wrote different cache entries"

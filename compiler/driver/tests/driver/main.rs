@@ -18,6 +18,7 @@ mod pendulum;
 mod planar;
 mod point_mass;
 mod quarter_car_mf52;
+mod roles_cache;
 mod runtime_models;
 mod splines;
 mod stdlib_derivatives;

@@ -216,8 +216,8 @@ fn a_tiered_build_caches_only_the_optimized_code_and_switches_to_it() {
     let entries = std::fs::read_dir(&cache).unwrap().count();
     assert_eq!(
         entries,
-        2 * first.types.compiled,
-        "one object and one source entry per type"
+        3 * first.types.compiled,
+        "one roles, one object and one source entry per type"
     );
     let _ = std::fs::remove_dir_all(&cache);
 }
