@@ -560,7 +560,7 @@ fn layouts_match_the_runtime_table() {
     let mut g = Graph::new();
     let body = rigid_body(&mut g, true);
     let roles: Vec<Role> = body.roles.iter().map(|r| r.0).collect();
-    assert_eq!(roles.len(), 9);
+    assert_eq!(roles.len(), 10);
 }
 
 /// No symbol reaches a function, and derivatives carry no unit factors or additions of
