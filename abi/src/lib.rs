@@ -18,11 +18,16 @@
 //! element's own multipliers, `p` its parameters, `c = (α′, β′, γ′, h)`, `t` one entry.
 //! The output is a sequence of [`Block`]s: dense vectors or sparse matrices whose
 //! nonzeros are listed in output order. Generated functions allocate nothing.
+//!
+//! `out` holds the longest output of the element type's roles, not only the called
+//! role's: the compiler may serve a role by the function of another role whose output
+//! begins with it (`Iter`, and a connector's `IterNoqv`, by `ResIter`, so that the
+//! iteration matrix is compiled once), which writes on past the role's own output.
 
 /// Bumped whenever the signature, the roles, their block layout or the [`layout`] of a
 /// body change. The runtime refuses a table built for another version, and the
 /// compiler's caches key on it.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// The native signature of every role. Every pointer is valid for the sizes the
 /// element type declares; `out` for the role's output length.
@@ -52,6 +57,7 @@ pub type ElementFn = unsafe extern "C" fn(
 /// | `Scale` | dense magnitude per velocity dof (nv) (owners only) |
 /// | `Out` | dense result channels (`outputs.len()`) |
 /// | `Post` | dense new values of the state parameters (`state_params.len()`) |
+/// | `ResIter` | the blocks of `Iter` then those of `Res`: both at one state in one call (the start of a step needs both; they share most of their operations) |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Role {
     Res,
@@ -63,11 +69,12 @@ pub enum Role {
     Scale,
     Out,
     Post,
+    ResIter,
 }
 
 impl Role {
     /// Every role, in the order of their discriminants (`Role::ALL[r as usize] == r`).
-    pub const ALL: [Role; 9] = [
+    pub const ALL: [Role; 10] = [
         Role::Res,
         Role::Iter,
         Role::IterNoqv,
@@ -77,6 +84,7 @@ impl Role {
         Role::Scale,
         Role::Out,
         Role::Post,
+        Role::ResIter,
     ];
 
     /// The role's name in generated symbols, `fdc ir --role` and the cache.
@@ -91,6 +99,7 @@ impl Role {
             Role::Scale => "scale",
             Role::Out => "out",
             Role::Post => "post",
+            Role::ResIter => "res_iter",
         }
     }
 

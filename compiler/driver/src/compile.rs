@@ -15,7 +15,7 @@ use crate::pipeline::{recipe, simplify_all, BuildError, BuildOptions};
 use fdc_backend::{Compiled, SharedJit, SourceToken, Timings};
 use fdc_diff::ElementFunctions;
 use fdc_ir::{Func, Graph};
-use fdc_runtime::table::ElementFn;
+use fdc_runtime::table::{ElementFn, Role};
 use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -331,24 +331,52 @@ fn compile_type(
 }
 
 /// Functions with the same outputs (a connector's iter_noqv is its iter) are
-/// generated once: the unique functions, and for each function given the index of
-/// the unique one serving it.
+/// generated once, and a matrix role ([`SERVED_BY_FUSED`]) whose outputs begin the
+/// fused `res_iter`'s is served by it (the runtime's `out` holds the type's longest
+/// output, `fdc-abi`): the iteration matrix is compiled once, not in `iter` and again
+/// in `res_iter`. The unique functions, and for each function given the index of the
+/// unique one serving it.
 fn dedup(funcs: Vec<Func>) -> (Vec<Func>, Vec<usize>) {
+    let fused = funcs.iter().position(|f| role_of(&f.name) == Role::ResIter.name());
+    let serving = |k: usize| -> usize {
+        let f = &funcs[k];
+        match fused {
+            Some(j)
+                if SERVED_BY_FUSED.iter().any(|r| r.name() == role_of(&f.name))
+                    && funcs[j].inputs == f.inputs
+                    && funcs[j].outputs.starts_with(&f.outputs) =>
+            {
+                j
+            }
+            _ => k,
+        }
+    };
+    let serve: Vec<usize> = (0..funcs.len()).map(serving).collect();
     let mut unique: Vec<Func> = Vec::new();
     let mut seen: std::collections::HashMap<(Vec<fdc_ir::Id>, fdc_ir::SlotSizes), usize> =
         Default::default();
-    let which = funcs
-        .into_iter()
-        .map(|f| {
-            *seen
+    // Only the functions that serve themselves are generated, in their order.
+    let mut index = vec![usize::MAX; funcs.len()];
+    for (k, f) in funcs.iter().enumerate() {
+        if serve[k] == k {
+            index[k] = *seen
                 .entry((f.outputs.clone(), f.inputs))
                 .or_insert_with(|| {
-                    unique.push(f);
+                    unique.push(f.clone());
                     unique.len() - 1
-                })
-        })
-        .collect();
+                });
+        }
+    }
+    let which = serve.iter().map(|&j| index[j]).collect();
     (unique, which)
+}
+
+/// The roles that the fused `res_iter` serves when its output begins with theirs.
+const SERVED_BY_FUSED: [Role; 2] = [Role::Iter, Role::IterNoqv];
+
+/// The role part of a role function's name (`type::role`).
+pub(crate) fn role_of(name: &str) -> &str {
+    name.rsplit("::").next().unwrap_or(name)
 }
 
 /// The map of [`dedup`] as stored with a cache entry: one u32 (LE) per role function.

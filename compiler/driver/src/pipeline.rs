@@ -470,18 +470,21 @@ fn runtime_model(
 /// same simplifier ([`simplify_all`], the driver's dedup, the unit of compilation and
 /// the order of the role functions):
 /// it enters the key of the cache level before simplification.
-const PIPELINE_VERSION: &str = "driver pipeline 3";
+const PIPELINE_VERSION: &str = "driver pipeline 4";
 
 /// Roles the e-graph is not run on. Measured (`benches/rules.rs`, docs/performance.md
 /// "What the e-graph buys"): the iteration matrices take 70 % of the simplifier's time
 /// over the standard library, its rules remove 6 % of their operations, and their
 /// level-2 code is not reliably faster for it (LLVM's own CSE and instcombine do most
-/// of the same), nor quicker to compile. The other roles keep it.
-pub const NOT_SIMPLIFIED: &[Role] = &[Role::Iter, Role::IterNoqv];
+/// of the same), nor quicker to compile. `ResIter` is not simplified either: it holds
+/// `Iter`'s nodes unchanged, so that it can serve `Iter` (`compile.rs` `dedup`: the
+/// matrix is compiled once) — its residual part then differs from the simplified `Res`
+/// only in operations, not in values (every rule is IEEE-exact). The other roles keep it.
+pub const NOT_SIMPLIFIED: &[Role] = &[Role::Iter, Role::IterNoqv, Role::ResIter];
 
 /// Whether the role function `name` (`type::role`, [`type_funcs`]) is simplified.
 fn simplified_role(name: &str) -> bool {
-    let role = name.rsplit("::").next().unwrap_or(name);
+    let role = crate::compile::role_of(name);
     !NOT_SIMPLIFIED.iter().any(|r| r.name() == role)
 }
 

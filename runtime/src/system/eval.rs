@@ -2,6 +2,7 @@
 //! blocks, configuration update, scales, the integrator coefficients and weights.
 
 use super::*;
+use crate::table::RoleFn;
 
 /// The integrator coefficients an element function receives as `c`, in ABI order
 /// c = [α′, β′, γ′, h]: the residual weighs f_n by α′ (the Negrut form), and the
@@ -107,10 +108,39 @@ pub(super) fn update_bodies(
     }
 }
 
+/// The matrix role of `e` (`IterNoqv` with `noqv` where the type has it) and the
+/// positions of its entries in the matrix values.
+fn matrix_role<'a>(ty: &ElementType, e: &'a Inst, noqv: bool) -> (Role, &'a [usize]) {
+    if noqv && ty.role(Role::IterNoqv).is_some() {
+        (Role::IterNoqv, &e.noqv_pos)
+    } else {
+        (Role::Iter, &e.iter_pos)
+    }
+}
+
+/// Adds an instance's matrix entries (`out`, in its role's order) into `jv`.
+fn add_matrix(jv: &mut [f64], positions: &[usize], out: &[f64]) {
+    for (&pos, &a) in positions.iter().zip(out) {
+        jv[pos] += a;
+    }
+}
+
+/// Adds an instance's `Res` output [r (nv + nl); f (nv)] into the global r and f.
+fn add_residual(r: &mut [f64], f: &mut [f64], e: &Inst, ty: &ElementType, out: &[f64]) {
+    let n = ty.nv + ty.nl;
+    for (&g, &a) in e.x_map.iter().zip(&out[..n]) {
+        r[g] += a;
+    }
+    for (&g, &a) in e.v_map.iter().zip(&out[n..]) {
+        f[g] += a;
+    }
+}
+
 /// What a role computes, for messages.
 pub(super) fn role_label(role: Role) -> &'static str {
     match role {
         Role::Res => "residual",
+        Role::ResIter => "residual and iteration matrix",
         Role::Iter | Role::IterNoqv => "iteration matrix",
         Role::Ic => "initial conditions",
         Role::Init => "initial values",
@@ -199,6 +229,7 @@ impl System {
 
     /// The trial state from x: v̇, v, Δ, q = q_n ∘ exp(Δ) through `Update`.
     pub(super) fn trial_state(&mut self, c: &Coefficients) {
+        self.matrix_at = None;
         let (bh2, gh) = (c.bh2(), c.gh());
         for i in 0..self.nv {
             let vd = self.x[i];
@@ -218,24 +249,62 @@ impl System {
 
     /// R and f at the trial state; the Negrut form subtracts α/(1+α) f_n.
     pub(super) fn residual(&mut self, c: &Coefficients, alpha_negrut: f64) {
+        self.residual_and_matrix(c, alpha_negrut, None);
+    }
+
+    /// [`System::residual`], and with `matrix = Some(noqv)` (and the fused roles on)
+    /// the iteration matrix of [`System::assemble_iter`] at the same state too: one
+    /// `ResIter` call per instance whose matrix is its `Iter` gives both (they share
+    /// most of their operations), `Res` and the matrix role otherwise. The values are
+    /// those of the separate roles bit for bit (the same nodes, `fdc-abi`), so the next
+    /// `assemble_iter` at this state and `c` takes the matrix as it is.
+    pub(super) fn residual_and_matrix(
+        &mut self,
+        c: &Coefficients,
+        alpha_negrut: f64,
+        matrix: Option<bool>,
+    ) {
+        let matrix = matrix.filter(|_| self.fused);
         self.r.fill(0.0);
         self.f.fill(0.0);
+        if matrix.is_some() {
+            self.jv.fill(0.0);
+        }
         self.roads.feed(&mut self.inst, &self.qt);
-        let nv = self.nv;
         let w = trial_view!(self, &self.qt);
         let types = &self.table.types;
         for e in &self.inst {
             let ty = &types[e.ty];
-            call(types, e, Role::Res, &mut self.s, &w, c);
-            let out = &self.s.out;
-            let n = ty.nv + ty.nl;
-            for (k, &g) in e.x_map.iter().enumerate() {
-                self.r[g] += out[k];
-            }
-            for (k, &g) in e.v_map.iter().enumerate() {
-                self.f[g] += out[n + k];
+            let Some(noqv) = matrix else {
+                call(types, e, Role::Res, &mut self.s, &w, c);
+                add_residual(&mut self.r, &mut self.f, e, ty, &self.s.out);
+                continue;
+            };
+            let (role, positions) = matrix_role(ty, e, noqv);
+            if role == Role::Iter && call(types, e, Role::ResIter, &mut self.s, &w, c) {
+                // check_fused: the matrix blocks, then the residual's.
+                let n_iter = ty.role(Role::Iter).map_or(0, RoleFn::output_len);
+                let (m, res) = self.s.out.split_at(n_iter);
+                add_matrix(&mut self.jv, positions, m);
+                add_residual(&mut self.r, &mut self.f, e, ty, res);
+            } else {
+                call(types, e, Role::Res, &mut self.s, &w, c);
+                add_residual(&mut self.r, &mut self.f, e, ty, &self.s.out);
+                call(types, e, role, &mut self.s, &w, c);
+                add_matrix(&mut self.jv, positions, &self.s.out);
             }
         }
+        self.finish_residual(alpha_negrut);
+        if let Some(noqv) = matrix {
+            self.finish_matrix();
+            self.matrix_at = Some((c.abi(), noqv));
+            self.fused_passes += 1;
+        }
+    }
+
+    /// The rows of removed constraints, the Negrut term and the count of a residual.
+    fn finish_residual(&mut self, alpha_negrut: f64) {
+        let nv = self.nv;
         for l in 0..self.nl {
             if self.removed[l] {
                 self.r[nv + l] = self.x[nv + l];
@@ -252,23 +321,25 @@ impl System {
 
     /// The iteration matrix at the trial state; `noqv` takes `IterNoqv` where a type
     /// has it (the legacy option without the derivatives of the gyroscopic terms).
+    /// Nothing to evaluate when the fused pass left this matrix at this state.
     pub(super) fn assemble_iter(&mut self, c: &Coefficients, noqv: bool) {
+        if self.matrix_at.take() == Some((c.abi(), noqv)) {
+            return;
+        }
         self.jv.fill(0.0);
         self.roads.feed(&mut self.inst, &self.qt);
         let w = trial_view!(self, &self.qt);
         let types = &self.table.types;
         for e in &self.inst {
-            let use_noqv = noqv && types[e.ty].role(Role::IterNoqv).is_some();
-            let (role, positions) = if use_noqv {
-                (Role::IterNoqv, &e.noqv_pos)
-            } else {
-                (Role::Iter, &e.iter_pos)
-            };
+            let (role, positions) = matrix_role(&types[e.ty], e, noqv);
             call(types, e, role, &mut self.s, &w, c);
-            for (k, &pos) in positions.iter().enumerate() {
-                self.jv[pos] += self.s.out[k];
-            }
+            add_matrix(&mut self.jv, positions, &self.s.out);
         }
+        self.finish_matrix();
+    }
+
+    /// The unit diagonal of removed constraint rows.
+    fn finish_matrix(&mut self) {
         for l in 0..self.nl {
             if self.removed[l] {
                 let d = self

@@ -200,6 +200,15 @@ pub struct System {
     roads: road_feed::Feed,
     /// Force elements whose loads are extra channels (`with_loads`; none by default).
     loads: Vec<loads::Load>,
+    /// The fused pass (`eval.rs`): at the start of a step that factorizes a new matrix,
+    /// one `ResIter` call per instance gives the predictor's residual and that matrix
+    /// (on by default; [`System::set_fused_roles`]).
+    fused: bool,
+    /// The coefficients and `noqv` of the iteration matrix the fused pass left in `jv`
+    /// at the current trial state; `trial_state` forgets it, `assemble_iter` takes it.
+    matrix_at: Option<([f64; 4], bool)>,
+    /// Fused passes since the system was made (not part of a snapshot).
+    fused_passes: usize,
 }
 
 fn inf_norm(x: &[f64]) -> f64 {
@@ -317,6 +326,20 @@ impl System {
                 *slot = value;
             }
         }
+    }
+
+    /// Whether the start of a step evaluates the residual and the iteration matrix in
+    /// one `ResIter` call per instance (where the type has it), or in a `Res` and an
+    /// `Iter` call. Both give the same bits, so the run is the same; off is the
+    /// reference of the tests and the benchmark.
+    pub fn set_fused_roles(&mut self, on: bool) {
+        self.fused = on;
+    }
+
+    /// How many evaluations gave the residual and the iteration matrix together (the
+    /// fused pass) since the system was made.
+    pub fn fused_passes(&self) -> usize {
+        self.fused_passes
     }
 
     /// `<instance>.<output>` for every `Out` output, then `<instance>.<multiplier>`,

@@ -244,12 +244,15 @@ impl System {
         kept_age: &mut usize,
     ) -> Result<Outcome, SimErrorKind> {
         let c = self.coefficients(settings, h);
-        self.predict(settings, &c)?;
-        let mut it = self.iteration(settings, &c);
         // Across steps (modified Newton): the last step's matrix starts this one when
         // it was made for the same coefficients; the contraction rule of `converge`
-        // replaces it when it no longer contracts fast.
-        if it.keep && self.kept.serves(settings, &c) && self.cost_rule_keeps(settings) {
+        // replaces it when it no longer contracts fast. Decided before the prediction:
+        // a new matrix is then made at the predicted state, with its residual.
+        let keep = settings.keep_matrix && !matches!(settings.newton, Newton::Legacy);
+        let kept = keep && self.kept.serves(settings, &c) && self.cost_rule_keeps(settings);
+        self.predict(settings, &c, (!kept).then_some(settings.iter_noqv))?;
+        let mut it = self.iteration(settings, &c);
+        if kept {
             it.new_matrix = false;
             it.stale = true;
             self.kept.age += 1;
@@ -315,8 +318,14 @@ impl System {
     }
 
     /// The Newmark prediction Δ_pred, v_pred from the history, the first guess of
-    /// x = [v̇; λ], the trial state and its residual.
-    fn predict(&mut self, settings: &Settings, c: &Coefficients) -> Result<(), SimErrorKind> {
+    /// x = [v̇; λ], the trial state and its residual; with `matrix` also the iteration
+    /// matrix there (`Some(noqv)`, the fused pass of `eval.rs`).
+    fn predict(
+        &mut self,
+        settings: &Settings,
+        c: &Coefficients,
+        matrix: Option<bool>,
+    ) -> Result<(), SimErrorKind> {
         let (beta, gamma) = settings.beta_gamma();
         let alpha_negrut = alpha_negrut(settings);
         let (nv, h) = (self.nv, c.h);
@@ -342,7 +351,7 @@ impl System {
             }
         }
         self.trial_state(c);
-        self.residual(c, alpha_negrut);
+        self.residual_and_matrix(c, alpha_negrut, matrix);
         if let Some(u) = self.first_non_finite(&self.r) {
             return Err(self.trial_not_finite(u, Role::Res, c, false));
         }

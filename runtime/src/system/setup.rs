@@ -115,6 +115,22 @@ pub(super) fn check_type(ty: &ElementType) -> Result<(), String> {
     expect_blocks(ty, Role::Scale, &[(nv, 1, false)])?;
     expect_blocks(ty, Role::Out, &[(ty.outputs.len(), 1, false)])?;
     expect_blocks(ty, Role::Post, &[(ty.state_params.len(), 1, false)])?;
+    check_fused(ty)
+}
+
+/// `ResIter` is `Iter`'s blocks then `Res`'s (the fused pass scatters its output with
+/// their maps).
+fn check_fused(ty: &ElementType) -> Result<(), String> {
+    let Some(fused) = ty.role(Role::ResIter) else {
+        return Ok(());
+    };
+    let parts = [Role::Iter, Role::Res].map(|r| ty.role(r).map_or(&[][..], |rf| &rf.blocks));
+    if fused.blocks[..] != parts.concat()[..] {
+        return Err(format!(
+            "element type `{}`: role `res_iter` is not the blocks of `iter` then `res`",
+            ty.name
+        ));
+    }
     Ok(())
 }
 
@@ -506,6 +522,9 @@ impl System {
             identity: 0,
             roads,
             loads: Vec::new(),
+            fused: true,
+            matrix_at: None,
+            fused_passes: 0,
         };
         sys.identity = sys.fingerprint();
         Ok(sys)

@@ -105,6 +105,7 @@ impl ElementBuilder<'_> {
         let mut roles: Vec<RoleOutputs> = Vec::new();
         roles.push(self.res_role(&r_out, &phis, &f_all, k.bh2));
         roles.extend(self.iteration_roles([&r_out, &r_out_ng], &b_rows, k.gh, k.bh2));
+        roles.extend(fused_role(&roles));
         roles.push(self.ic_role(&m_rows, &b_rows, &r_dyn, &phis));
         let (out_names, out) = self.out_role();
         roles.push(out);
@@ -563,4 +564,16 @@ fn subst_rows(
     rows.iter()
         .map(|r| r.and_then(|r| ad::substitute(g, &[r], leaf, memo)[0]))
         .collect()
+}
+
+/// `ResIter`: the outputs of `Iter` then those of `Res`, the same nodes, so one call
+/// computes their shared subexpressions once and its values are those of the two roles
+/// bit for bit. The driver serves `Iter` by it (its output begins with `Iter`'s), so
+/// the iteration matrix is compiled once.
+fn fused_role(roles: &[RoleOutputs]) -> Option<RoleOutputs> {
+    let find = |role: Role| roles.iter().find(|r| r.0 == role);
+    let (iter, res) = (find(Role::Iter)?, find(Role::Res)?);
+    let outputs = iter.1.iter().chain(&res.1).copied().collect();
+    let blocks = iter.2.iter().chain(&res.2).cloned().collect();
+    Some((Role::ResIter, outputs, blocks))
 }

@@ -532,7 +532,8 @@ fn layouts_match_the_runtime_table() {
             Role::IterNoqv,
             Role::Ic,
             Role::Out,
-            Role::Post
+            Role::Post,
+            Role::ResIter
         ]
     );
     for (role, f, bl) in &ef.roles {
@@ -557,10 +558,14 @@ fn layouts_match_the_runtime_table() {
     let (it, _) = ef.role(Role::Iter).unwrap();
     let (nq, _) = ef.role(Role::IterNoqv).unwrap();
     assert_eq!(it.outputs, nq.outputs);
+    // res_iter is iter then res, the same nodes (so the driver serves iter by it).
+    let (res, _) = ef.role(Role::Res).unwrap();
+    let (fused, _) = ef.role(Role::ResIter).unwrap();
+    assert_eq!(fused.outputs, [&it.outputs[..], &res.outputs[..]].concat());
     let mut g = Graph::new();
     let body = rigid_body(&mut g, true);
     let roles: Vec<Role> = body.roles.iter().map(|r| r.0).collect();
-    assert_eq!(roles.len(), 9);
+    assert_eq!(roles.len(), 10);
 }
 
 /// No symbol reaches a function, and derivatives carry no unit factors or additions of

@@ -10,6 +10,7 @@ mod common;
 mod energies;
 mod examples;
 mod fds;
+mod fused;
 mod given;
 mod initial_rates;
 mod local_drivers;

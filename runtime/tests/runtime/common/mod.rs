@@ -154,7 +154,7 @@ pub fn with_role_ops(mut model: Model, iter: usize, other: usize) -> Model {
 }
 
 pub fn make_type(s: TypeSpec) -> ElementType {
-    let mut roles: [Option<RoleFn>; 9] = Default::default();
+    let mut roles: [Option<RoleFn>; Role::ALL.len()] = Default::default();
     for (role, func, blocks) in s.roles {
         roles[role as usize] = Some(RoleFn {
             func,
