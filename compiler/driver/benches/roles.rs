@@ -59,7 +59,19 @@ impl Call {
         let p = |s: usize| self.ins[s].as_ptr();
         // SAFETY: every input array has the size the function declares for its slot,
         // `out` one number per output.
-        unsafe { f(p(0), p(1), p(2), p(3), p(4), p(5), p(6), p(7), self.out.as_mut_ptr()) };
+        unsafe {
+            f(
+                p(0),
+                p(1),
+                p(2),
+                p(3),
+                p(4),
+                p(5),
+                p(6),
+                p(7),
+                self.out.as_mut_ptr(),
+            )
+        };
         std::hint::black_box(&mut self.out);
     }
 }

@@ -337,7 +337,9 @@ fn compile_type(
 /// in `res_iter`. The unique functions, and for each function given the index of the
 /// unique one serving it.
 fn dedup(funcs: Vec<Func>) -> (Vec<Func>, Vec<usize>) {
-    let fused = funcs.iter().position(|f| role_of(&f.name) == Role::ResIter.name());
+    let fused = funcs
+        .iter()
+        .position(|f| role_of(&f.name) == Role::ResIter.name());
     let serving = |k: usize| -> usize {
         let f = &funcs[k];
         match fused {

@@ -40,10 +40,18 @@ fn res_iter_is_iter_then_res_bit_for_bit_in_the_interpreter_and_the_jit() {
     let mut rng = Lcg(19);
     let mut compared = 0;
     for ty in &l.types {
-        let role = |r: Role| ty.role(r).unwrap_or_else(|| panic!("{}: no {r:?}", ty.name));
+        let role = |r: Role| {
+            ty.role(r)
+                .unwrap_or_else(|| panic!("{}: no {r:?}", ty.name))
+        };
         let (fused, fused_blocks) = role(Role::ResIter);
         let ((iter, iter_blocks), (res, res_blocks)) = (role(Role::Iter), role(Role::Res));
-        assert_eq!(fused_blocks, [iter_blocks, res_blocks].concat(), "{}", ty.name);
+        assert_eq!(
+            fused_blocks,
+            [iter_blocks, res_blocks].concat(),
+            "{}",
+            ty.name
+        );
         // The lowered roles, in the interpreter.
         for _ in 0..5 {
             let x = inputs(fused, &mut rng);
@@ -97,7 +105,11 @@ fn the_iteration_matrix_is_compiled_once_and_served_by_res_iter() {
         // The cost the Newton policy weighs stays that of the matrix alone.
         let ops = |r: Role| ty.role(r).unwrap().ops;
         assert!(ops(Role::Iter) < ops(Role::ResIter), "{}", ty.name);
-        assert!(ops(Role::ResIter) < ops(Role::Iter) + ops(Role::Res), "{}", ty.name);
+        assert!(
+            ops(Role::ResIter) < ops(Role::Iter) + ops(Role::Res),
+            "{}",
+            ty.name
+        );
     }
     assert!(connectors >= 2, "{connectors} connector types");
 }
