@@ -126,9 +126,12 @@ fn run(built: Built, fused: bool, tweak: &dyn Fn(&mut Settings)) -> (MemorySink,
     (sink, format!("{stats:?}"), sys.fused_passes())
 }
 
+/// A named change of the run's settings.
+type Tweak<'a> = (&'a str, &'a dyn Fn(&mut Settings));
+
 #[test]
 fn a_run_is_the_same_with_and_without_the_fused_pass() {
-    let tweaks: [(&str, &dyn Fn(&mut Settings)); 4] = [
+    let tweaks: [Tweak; 4] = [
         ("default", &|_| {}),
         ("noqv", &|s| s.iter_noqv = true),
         ("legacy", &|s| s.newton = Newton::Legacy),
