@@ -22,34 +22,10 @@ pub(crate) fn parse_lexed(
     docs: &[Doc],
     lex_errors: &[LexError],
 ) -> (Module, Vec<Diagnostic>) {
-    let mut diags = Vec::new();
-    for e in lex_errors {
-        diags.push(match *e {
-            LexError::BadChar { start, end } => {
-                Diagnostic::error("E0001", bad_run_message(&text[start..end]))
-                    .at(Span::new(file, start, end), "no token starts with this")
-            }
-            LexError::Unterminated { start, end } => {
-                Diagnostic::error("E0002", "unterminated string")
-                    .at(
-                        Span::new(file, start, end),
-                        "this string has no closing `\"`",
-                    )
-                    .note("a string ends on the line where it starts")
-            }
-            LexError::TooDeep { start, end } => {
-                Diagnostic::error("E0003", "statement too deeply nested")
-                    .at(
-                        Span::new(file, start, end.min(start + 1)),
-                        "this statement is skipped",
-                    )
-                    .note(format!(
-                "at most {} operators and brackets per statement; split it with `let` or `param`",
-                crate::lexer::MAX_NESTING
-            ))
-            }
-        });
-    }
+    let mut diags: Vec<Diagnostic> = lex_errors
+        .iter()
+        .map(|e| lex_diagnostic(file, text, e))
+        .collect();
     let mut recovered = Vec::new();
     // Where each token starts and where the token before it ends.
     let gaps: Vec<(usize, usize)> = tokens
@@ -57,27 +33,7 @@ pub(crate) fn parse_lexed(
         .enumerate()
         .map(|(i, t)| (t.0, if i == 0 { 0 } else { tokens[i - 1].2 }))
         .collect();
-    let declared: Vec<String> = tokens
-        .windows(2)
-        .filter_map(|w| match (&w[0].1, &w[1].1) {
-            (
-                Tok::Param
-                | Tok::Input
-                | Tok::Fn
-                | Tok::Spline
-                | Tok::Body
-                | Tok::Joint
-                | Tok::Force
-                | Tok::Driver
-                | Tok::Sensor
-                | Tok::Element
-                | Tok::Let
-                | Tok::State,
-                Tok::Ident(n),
-            ) => Some(n.clone()),
-            _ => None,
-        })
-        .collect();
+    let declared = declared_names(&tokens);
     let tokens = tokens.into_iter().map(Ok::<_, LexError>);
     let result = ModuleParser::new().parse(file, &mut recovered, tokens);
     let mut errors: Vec<_> = recovered.into_iter().map(|r| r.error).collect();
@@ -136,6 +92,59 @@ pub(crate) fn parse_lexed(
         },
         diags,
     )
+}
+
+/// The diagnostic of one lexer error.
+fn lex_diagnostic(file: FileId, text: &str, e: &LexError) -> Diagnostic {
+    match *e {
+        LexError::BadChar { start, end } => {
+            Diagnostic::error("E0001", bad_run_message(&text[start..end]))
+                .at(Span::new(file, start, end), "no token starts with this")
+        }
+        LexError::Unterminated { start, end } => Diagnostic::error("E0002", "unterminated string")
+            .at(
+                Span::new(file, start, end),
+                "this string has no closing `\"`",
+            )
+            .note("a string ends on the line where it starts"),
+        LexError::TooDeep { start, end } => {
+            Diagnostic::error("E0003", "statement too deeply nested")
+                .at(
+                    Span::new(file, start, end.min(start + 1)),
+                    "this statement is skipped",
+                )
+                .note(format!(
+            "at most {} operators and brackets per statement; split it with `let` or `param`",
+            crate::lexer::MAX_NESTING
+        ))
+        }
+    }
+}
+
+/// The names a declaration keyword is followed by (what a broken file may still
+/// declare, for the checker's follow-up errors).
+fn declared_names(tokens: &[Token]) -> Vec<String> {
+    tokens
+        .windows(2)
+        .filter_map(|w| match (&w[0].1, &w[1].1) {
+            (
+                Tok::Param
+                | Tok::Input
+                | Tok::Fn
+                | Tok::Spline
+                | Tok::Body
+                | Tok::Joint
+                | Tok::Force
+                | Tok::Driver
+                | Tok::Sensor
+                | Tok::Element
+                | Tok::Let
+                | Tok::State,
+                Tok::Ident(n),
+            ) => Some(n.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 fn describe_expected(expected: &[String]) -> String {
