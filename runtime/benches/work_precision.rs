@@ -62,8 +62,9 @@ fn fixed_steps_for(fixed: &[(usize, f64)], e: f64) -> f64 {
     n0 as f64 * (e / e0).powf(p)
 }
 
-fn main() {
-    let cases = [
+/// The models of the table: each with the channels its error is measured on.
+fn cases() -> [Case; 5] {
+    [
         Case {
             name: "90° pendulum, 3.2 s",
             model: || pendulum(1.0, [1.0, 0.0], 9.81),
@@ -96,15 +97,24 @@ fn main() {
             channels: &["top.ax", "top.ay", "top.az"],
             end: 2.0,
         },
-    ];
-    let schemes: [(&str, Form, Option<f64>, f64); 6] = [
+    ]
+}
+
+/// The integrator settings compared: (label, form, ρ∞, α).
+fn schemes() -> [(&'static str, Form, Option<f64>, f64); 6] {
+    [
         ("HHT α = −0.05 (default)", Form::ArnoldBruls, None, -0.05),
         ("HHT α = −0.05, Negrut", Form::Negrut, None, -0.05),
         ("HHT α = −0.1", Form::ArnoldBruls, None, -0.1),
         ("ρ∞ = 0.9", Form::ArnoldBruls, Some(0.9), -0.05),
         ("ρ∞ = 0.8", Form::ArnoldBruls, Some(0.8), -0.05),
         ("ρ∞ = 0.6", Form::ArnoldBruls, Some(0.6), -0.05),
-    ];
+    ]
+}
+
+fn main() {
+    let cases = cases();
+    let schemes = schemes();
     // Arguments that are not cargo's flags pick models and schemes by name.
     let picks: Vec<String> = std::env::args()
         .skip(1)

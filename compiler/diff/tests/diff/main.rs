@@ -6,6 +6,7 @@ mod ad;
 mod common;
 mod eliminate;
 mod lie;
+mod role_contracts;
 mod roles;
 mod simplified;
 mod snapshots;
