@@ -87,7 +87,7 @@ fn wants_json(args: &[std::ffi::OsString]) -> bool {
             .any(|w| w[0] == "--message-format" && w[1] == "json")
 }
 
-fn main() -> ExitCode {
+fn main() {
     let args = with_default_command(std::env::args_os().collect());
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
@@ -102,14 +102,19 @@ fn main() -> ExitCode {
                 "notes": [],
             });
             eprintln!("{d}");
-            return ExitCode::from(2);
+            end_process(ExitCode::from(2));
         }
-        Err(e) => e.exit(),
+        Err(e) => {
+            // Help, version and usage errors: printed and with the status clap's
+            // `exit` would give, without the teardown (`end_process`).
+            let _ = e.print();
+            end_process(ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)))
+        }
     };
     if !matches!(cli.command, Command::View(_)) {
         stop::end_quietly_on_closed_pipe();
     }
-    match cli.command {
+    let code = match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Build(args) => build_cmd::run(&args),
         Command::Ir(args) => ir_cmd::run(&args),
@@ -127,5 +132,28 @@ fn main() -> ExitCode {
             file,
             message_format,
         } => check::run(&file, message_format),
-    }
+    };
+    end_process(code)
+}
+
+/// Ends the process at once, skipping the C++ teardown of the statically linked LLVM
+/// (the destructors of its thousands of global option objects and registries, run by
+/// `exit` after `main`), which a short run such as a warm build would otherwise pay
+/// at every exit (docs/performance.md, "Start-up and exit"). Safe here: every command
+/// has returned, so its files are written and closed (their writers were dropped) and
+/// its threads joined — a tiered run waited for the optimizing build to fill the cache
+/// (`run::finish_tier`); the one buffer left is stdout's, flushed first. stderr is
+/// unbuffered. The exit status is the command's.
+fn end_process(code: ExitCode) -> ! {
+    use std::io::Write;
+    // A closed stdout already ended the process (SIGPIPE) or has nothing to flush into.
+    let _ = std::io::stdout().flush();
+    // `ExitCode` does not say its number on stable Rust; it compares equal to the
+    // `ExitCode::from` of it.
+    let status = (0..=u8::MAX)
+        .find(|&c| ExitCode::from(c) == code)
+        .map_or(1, i32::from);
+    // SAFETY: `_exit` ends the process without running anything of it; nothing is
+    // left to run that must (see above).
+    unsafe { libc::_exit(status) }
 }
