@@ -360,7 +360,10 @@ fn compile_type(
 /// `funcs` of `graph` moved into a graph of their own (only the nodes they need, in
 /// the same order, so the simplifier sees the same input as on `graph`).
 fn own_graph(graph: &Graph, funcs: Vec<Func>) -> (Graph, Vec<Func>) {
-    let roots: Vec<fdc_ir::Id> = funcs.iter().flat_map(|f| f.outputs.iter().copied()).collect();
+    let roots: Vec<fdc_ir::Id> = funcs
+        .iter()
+        .flat_map(|f| f.outputs.iter().copied())
+        .collect();
     let mut own = Graph::new();
     let mut moved = graph.extract(&roots, &mut own).into_iter();
     let funcs = funcs
