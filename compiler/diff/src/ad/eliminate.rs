@@ -143,23 +143,16 @@ fn times(g: &mut Graph, a: Edge, b: Edge) -> Edge {
     }
 }
 
-/// The sum of two parallel edges (two constants folded). A difference is formed in one
-/// orientation, the smaller id first, with the sign on the edge: p − q and q − p are
-/// one node with two signs, so a row and its negation (the reaction's rows of a force,
-/// [`super::signs`]) share every partial sum. (−(p − q) and q − p differ only in the
-/// sign of a zero, as in [`Edge::entry`]; an edge's weight never divides, so a matrix
-/// entry can differ from the other orientation's only in the sign of an exact zero.)
+/// The sum of two parallel edges (two constants folded).
 fn plus(g: &mut Graph, a: Edge, b: Edge) -> Edge {
     let (x, y) = (a.value(g), b.value(g));
-    // The positive and the negative term when the signs differ.
-    let (p, q) = if a.neg { (y, x) } else { (x, y) };
     let (neg, w) = match (a.neg == b.neg, g.as_const(x), g.as_const(y)) {
         (true, Some(c), Some(d)) => (a.neg, g.constant(c + d)),
         (false, Some(c), Some(d)) if a.neg => (false, g.constant(d - c)),
         (false, Some(c), Some(d)) => (false, g.constant(c - d)),
         (true, ..) => (a.neg, g.add2(x, y)),
-        (false, ..) if p < q => (false, g.sub(p, q)),
-        (false, ..) => (true, g.sub(q, p)),
+        (false, ..) if a.neg => (false, g.sub(y, x)),
+        (false, ..) => (false, g.sub(x, y)),
     };
     let e = Edge::of(g, w).unwrap_or(Edge {
         neg: false,

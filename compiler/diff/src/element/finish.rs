@@ -217,8 +217,7 @@ impl ElementBuilder<'_> {
         Ok(())
     }
 
-    /// r_dyn = −Q + Bᵀλ per velocity dof, with and without the gyroscopic loads, in
-    /// sign-canonical form.
+    /// r_dyn = −Q + Bᵀλ per velocity dof, with and without the gyroscopic loads.
     fn dynamic_rows(&mut self, b_rows: &[Grad]) -> [Vec<Option<Id>>; 2] {
         let nv = self.layout.nv();
         let mut bt: Vec<Vec<Id>> = vec![Vec::new(); nv];
@@ -245,10 +244,6 @@ impl ElementBuilder<'_> {
                 out.push(r);
             }
         }
-        // In sign-canonical form a reaction's rows are its action's (`ad::signs`).
-        let mut signs = ad::Signs::default();
-        let r_dyn = signs.rows(self.g, &r_dyn);
-        let r_ng = signs.rows(self.g, &r_ng);
         [r_dyn, r_ng]
     }
 
