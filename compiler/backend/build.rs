@@ -13,6 +13,7 @@
 //! - dev profile (`cargo test`, CI): the shared `libLLVM-14.so`. Every test binary
 //!   that links the backend would otherwise carry ~40 MB of LLVM and link seconds
 //!   longer; a test's process start-up does not matter.
+//!
 //! Cargo features cannot express this split: they unify across the workspace (one
 //! `cargo test --workspace` builds every crate with the union), and llvm-sys's link
 //! features exclude each other. The profile is per build, so it can.
