@@ -2,10 +2,8 @@
 //! LLVM level 0 are compiled at the requested level on threads of their own, into
 //! the build's JIT and the object cache, and published to the model's function table
 //! ([`fdc_runtime::table::Upgrade`]), which the step loop switches to between two
-//! steps. The quick code is the unsimplified roles at level 0; here they are
-//! simplified (`crate::compile::prepare`) and compiled at the requested level. Every
-//! simplifier rule is IEEE-exact and no fast-math flag is ever set, so both tiers
-//! compute the same bits.
+//! steps. The optimized code is computed from the same simplified IR as the quick
+//! code, and no fast-math flag is ever set, so both compute the same bits.
 //!
 //! Threads: while the model runs, one core is the run's, so the types are compiled on
 //! `threads - 1` workers (at least one), `threads` being the build's bound on compile
@@ -16,7 +14,7 @@
 //! which thread built which type: every type is built alone, the table is put together
 //! in type order.
 
-use crate::compile::{add_timings, encode_which, prepare, Pending};
+use crate::compile::{add_timings, encode_which, Pending};
 use fdc_backend::{SharedJit, Timings};
 use fdc_runtime::table::{ElementFn, Role, Tier, Upgrade};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -41,8 +39,6 @@ pub struct TierReport {
     pub types: usize,
     /// Phases summed over the types; `total` is the wall time of the whole build.
     pub timings: Timings,
-    /// Simplifier milliseconds, summed over the types.
-    pub simplify: f64,
     /// The most threads that compiled at once (workers plus the helpers of `wait`).
     pub threads: usize,
 }
@@ -84,7 +80,7 @@ impl TierBuild {
 }
 
 /// One type awaiting its optimized code: its index in the table, its roles in the
-/// order of its role functions, and its unsimplified IR.
+/// order of its role functions, and its simplified IR.
 pub(crate) struct Job {
     pub type_index: usize,
     pub roles: Vec<Role>,
@@ -104,10 +100,8 @@ struct Shared {
     start: Instant,
 }
 
-/// One job built: its unique functions, for each role function (in the order of
-/// `Pending::funcs`) the index of the one serving it, the backend's times and the
-/// simplifier's milliseconds.
-type Built = Result<(Vec<ElementFn>, Vec<usize>, Timings, f64), String>;
+/// One job built: its functions (in the order of `Pending::funcs`) and times.
+type Built = Result<(Vec<ElementFn>, Timings), String>;
 
 #[derive(Default)]
 struct State {
@@ -199,17 +193,16 @@ fn name(job: &Job) -> &str {
 
 fn compile_job(job: &Job, shared: &Shared) -> Built {
     let p = &job.pending;
-    let (simplified, unique, which, simplify) = prepare(&p.graph, p.funcs.clone(), p.simplify);
     let compiled = fdc_backend::compile_recorded_in(
-        simplified.as_ref().unwrap_or(&p.graph),
-        &unique,
+        &p.graph,
+        &p.funcs,
         &shared.opts,
         p.token.clone(),
-        &encode_which(&which),
+        &encode_which(&p.which),
         Some(&shared.jit),
     )
     .map_err(|e| format!("{}: {e}", name(job)))?;
-    Ok((compiled.functions, which, compiled.timings, simplify))
+    Ok((compiled.functions, compiled.timings))
 }
 
 /// Puts the built types into a tier, in type order, and publishes it; the first error
@@ -219,15 +212,14 @@ fn finish(shared: &Shared, done: &mut [Option<Built>]) -> Result<TierReport, Str
         vec![Default::default(); shared.n_types];
     let mut report = TierReport::default();
     for (job, built) in shared.jobs.iter().zip(done.iter_mut()) {
-        let (compiled, which, timings, simplify) = built
+        let (compiled, timings) = built
             .take()
             .unwrap_or_else(|| Err(format!("{}: not built", name(job))))?;
         let slots = &mut functions[job.type_index];
-        for (role, &k) in job.roles.iter().zip(&which) {
+        for (role, &k) in job.roles.iter().zip(&job.pending.which) {
             slots[*role as usize] = Some(compiled[k]);
         }
         add_timings(&mut report.timings, &timings);
-        report.simplify += simplify;
         report.types += 1;
     }
     report.timings.total = shared.start.elapsed().as_secs_f64() * 1e3;
