@@ -6,10 +6,12 @@
 //! context per thread. The result does not depend on the number of threads: every
 //! type is built the same way alone, and the results are put together in type order.
 //!
-//! Tiered (`fdc run` without `--opt-level`): a type that misses is compiled at LLVM
-//! level 0 without the cache, and its simplified IR is kept ([`Pending`]) for
-//! `crate::tier` to compile at the requested level on another thread while the model
-//! runs. Both tiers compile the same simplified IR, so they compute the same bits.
+//! Level 0 is the quick tier: it compiles the unsimplified roles (the e-graph costs
+//! more time than it saves at level 0). Tiered (`fdc run` without `--opt-level`): a
+//! type that misses is compiled at level 0 without the cache, and its unsimplified
+//! roles are kept ([`Pending`]) for `crate::tier` to simplify and compile at the
+//! requested level on another thread while the model runs. Every simplifier rule is
+//! IEEE-exact and no fast-math flag is set, so both tiers compute the same bits.
 
 use crate::pipeline::{recipe, simplify_all, BuildError, BuildOptions};
 use fdc_backend::{Compiled, SharedJit, SourceToken, Timings};
@@ -67,13 +69,41 @@ pub(crate) struct CompiledRoles {
     pub jit: SharedJit,
 }
 
-/// A type compiled at level 0 that awaits its optimized code: its simplified,
-/// deduplicated functions and where the cache is to remember them.
+/// A type compiled at level 0 that awaits its optimized code: its unsimplified role
+/// functions (in role order, in a graph of their own), whether to simplify them, and
+/// where the cache is to remember the result.
 pub(crate) struct Pending {
     pub graph: Graph,
     pub funcs: Vec<Func>,
-    pub which: Vec<usize>,
+    pub simplify: bool,
     pub token: SourceToken,
+}
+
+/// Whether a build at `opts` runs the e-graph: not at level 0, the quick tier, where
+/// it would cost more compile time than its few percent of operations save (and the
+/// bits are the same either way: every rule is IEEE-exact).
+pub(crate) fn simplifies(opts: &BuildOptions) -> bool {
+    opts.simplify && opts.backend.opt_level > 0
+}
+
+/// What a type's code is compiled from: its role functions simplified when
+/// `simplify` (deduplicated either way, [`dedup`]), and for each role function the
+/// index of the unique function serving it; with the simplifier's milliseconds.
+pub(crate) fn prepare(
+    graph: &Graph,
+    funcs: Vec<Func>,
+    simplify: bool,
+) -> (Option<Graph>, Vec<Func>, Vec<usize>, f64) {
+    let t = Instant::now();
+    let (graph, funcs) = if simplify {
+        let (g, f, _) = simplify_all(graph, funcs);
+        (Some(g), f)
+    } else {
+        (None, funcs)
+    };
+    let simplify_ms = t.elapsed().as_secs_f64() * 1e3;
+    let (unique, which) = dedup(funcs);
+    (graph, unique, which, simplify_ms)
 }
 
 /// The role functions of one element type, named `type::role`, in role order.
@@ -121,7 +151,7 @@ pub(crate) fn compile_roles(
     warnings: &mut Vec<String>,
 ) -> Result<CompiledRoles, BuildError> {
     let start = Instant::now();
-    let recipe = recipe(opts.simplify);
+    let recipe = recipe(simplifies(opts));
     let types = &lowered.types;
     let t_jit = Instant::now();
     let jit = SharedJit::new().map_err(|e| BuildError::Backend(e.to_string()))?;
@@ -281,38 +311,35 @@ fn compile_type(
             )),
         }
     }
-    let t = Instant::now();
-    let (graph, funcs) = if opts.simplify {
-        let (g, f, _) = simplify_all(graph, funcs);
-        (g, f)
-    } else {
-        (graph.clone(), funcs)
-    };
-    let simplify = t.elapsed().as_secs_f64() * 1e3;
-    let (unique, which) = dedup(funcs);
     if tiered {
-        // The quick tier: never cached (the cache keeps the optimized code only).
+        // The quick tier: the unsimplified roles at level 0, never cached (the cache
+        // keeps the optimized code only); the optimizing tier simplifies them on its
+        // own thread (`crate::tier`), off the way to the first result.
         let quick = fdc_backend::Options {
             opt_level: 0,
             cache: fdc_backend::CacheMode::Off,
         };
-        let compiled = fdc_backend::compile_in(&graph, &unique, &quick, jit).map_err(backend)?;
+        let (_, unique, which, _) = prepare(graph, funcs.clone(), false);
+        let compiled = fdc_backend::compile_in(graph, &unique, &quick, jit).map_err(backend)?;
+        let (graph, funcs) = own_graph(graph, funcs);
         return Ok(TypeResult {
             compiled,
-            which: which.clone(),
-            simplify,
+            which,
+            simplify: 0.0,
             source_hit: false,
             warnings,
             pending: Some(Pending {
                 graph,
-                funcs: unique,
-                which,
+                funcs,
+                simplify: opts.simplify,
                 token: looked.token,
             }),
         });
     }
+    let (simplified, unique, which, simplify) = prepare(graph, funcs, simplifies(opts));
+    let graph = simplified.as_ref().unwrap_or(graph);
     let compiled = fdc_backend::compile_recorded_in(
-        &graph,
+        graph,
         &unique,
         &opts.backend,
         looked.token,
@@ -328,6 +355,25 @@ fn compile_type(
         warnings,
         pending: None,
     })
+}
+
+/// `funcs` of `graph` moved into a graph of their own (only the nodes they need, in
+/// the same order, so the simplifier sees the same input as on `graph`).
+fn own_graph(graph: &Graph, funcs: Vec<Func>) -> (Graph, Vec<Func>) {
+    let roots: Vec<fdc_ir::Id> = funcs
+        .iter()
+        .flat_map(|f| f.outputs.iter().copied())
+        .collect();
+    let mut own = Graph::new();
+    let mut moved = graph.extract(&roots, &mut own).into_iter();
+    let funcs = funcs
+        .into_iter()
+        .map(|f| Func {
+            outputs: moved.by_ref().take(f.outputs.len()).collect(),
+            ..f
+        })
+        .collect();
+    (own, funcs)
 }
 
 /// Functions with the same outputs (a connector's iter_noqv is its iter) are

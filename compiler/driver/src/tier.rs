@@ -2,8 +2,10 @@
 //! LLVM level 0 are compiled at the requested level on threads of their own, into
 //! the build's JIT and the object cache, and published to the model's function table
 //! ([`fdc_runtime::table::Upgrade`]), which the step loop switches to between two
-//! steps. The optimized code is computed from the same simplified IR as the quick
-//! code, and no fast-math flag is ever set, so both compute the same bits.
+//! steps. The quick code is the unsimplified roles at level 0; here they are
+//! simplified (`crate::compile::prepare`) and compiled at the requested level. Every
+//! simplifier rule is IEEE-exact and no fast-math flag is ever set, so both tiers
+//! compute the same bits.
 //!
 //! Threads: while the model runs, one core is the run's, so the types are compiled on
 //! `threads - 1` workers (at least one), `threads` being the build's bound on compile
@@ -14,7 +16,7 @@
 //! which thread built which type: every type is built alone, the table is put together
 //! in type order.
 
-use crate::compile::{add_timings, encode_which, Pending};
+use crate::compile::{add_timings, encode_which, prepare, Pending};
 use fdc_backend::{SharedJit, Timings};
 use fdc_runtime::table::{ElementFn, Role, Tier, Upgrade};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -39,6 +41,8 @@ pub struct TierReport {
     pub types: usize,
     /// Phases summed over the types; `total` is the wall time of the whole build.
     pub timings: Timings,
+    /// Simplifier milliseconds, summed over the types.
+    pub simplify: f64,
     /// The most threads that compiled at once (workers plus the helpers of `wait`).
     pub threads: usize,
 }
@@ -80,7 +84,7 @@ impl TierBuild {
 }
 
 /// One type awaiting its optimized code: its index in the table, its roles in the
-/// order of its role functions, and its simplified IR.
+/// order of its role functions, and its unsimplified IR.
 pub(crate) struct Job {
     pub type_index: usize,
     pub roles: Vec<Role>,
@@ -100,8 +104,10 @@ struct Shared {
     start: Instant,
 }
 
-/// One job built: its functions (in the order of `Pending::funcs`) and times.
-type Built = Result<(Vec<ElementFn>, Timings), String>;
+/// One job built: its unique functions, for each role function (in the order of
+/// `Pending::funcs`) the index of the one serving it, the backend's times and the
+/// simplifier's milliseconds.
+type Built = Result<(Vec<ElementFn>, Vec<usize>, Timings, f64), String>;
 
 #[derive(Default)]
 struct State {
@@ -193,16 +199,17 @@ fn name(job: &Job) -> &str {
 
 fn compile_job(job: &Job, shared: &Shared) -> Built {
     let p = &job.pending;
+    let (simplified, unique, which, simplify) = prepare(&p.graph, p.funcs.clone(), p.simplify);
     let compiled = fdc_backend::compile_recorded_in(
-        &p.graph,
-        &p.funcs,
+        simplified.as_ref().unwrap_or(&p.graph),
+        &unique,
         &shared.opts,
         p.token.clone(),
-        &encode_which(&p.which),
+        &encode_which(&which),
         Some(&shared.jit),
     )
     .map_err(|e| format!("{}: {e}", name(job)))?;
-    Ok((compiled.functions, compiled.timings))
+    Ok((compiled.functions, which, compiled.timings, simplify))
 }
 
 /// Puts the built types into a tier, in type order, and publishes it; the first error
@@ -212,14 +219,15 @@ fn finish(shared: &Shared, done: &mut [Option<Built>]) -> Result<TierReport, Str
         vec![Default::default(); shared.n_types];
     let mut report = TierReport::default();
     for (job, built) in shared.jobs.iter().zip(done.iter_mut()) {
-        let (compiled, timings) = built
+        let (compiled, which, timings, simplify) = built
             .take()
             .unwrap_or_else(|| Err(format!("{}: not built", name(job))))?;
         let slots = &mut functions[job.type_index];
-        for (role, &k) in job.roles.iter().zip(&job.pending.which) {
+        for (role, &k) in job.roles.iter().zip(&which) {
             slots[*role as usize] = Some(compiled[k]);
         }
         add_timings(&mut report.timings, &timings);
+        report.simplify += simplify;
         report.types += 1;
     }
     report.timings.total = shared.start.elapsed().as_secs_f64() * 1e3;

@@ -6,7 +6,7 @@
 
 use crate::common::{example_path, no_cache};
 use crate::stdlib_derivatives::{stdlib_front, Lcg};
-use crate::tiers::{bits, call};
+use crate::tiers::{bits, call, same_bits};
 use fdc_backend::{compile, CacheMode, Options};
 use fdc_diff::Role;
 use fdc_driver::pipeline::{build, simplify_all, type_funcs, Built};
@@ -21,16 +21,6 @@ fn inputs(func: &fdc_ir::Func, rng: &mut Lcg) -> [Vec<f64>; 8] {
         let n = func.inputs.get(Slot::ALL[s]);
         (0..n).map(|_| 2.0 * rng.next()).collect()
     })
-}
-
-fn same_bits(a: &[f64], b: &[f64], what: &str) {
-    assert_eq!(a.len(), b.len(), "{what}");
-    for (j, (u, v)) in a.iter().zip(b).enumerate() {
-        assert!(
-            u.to_bits() == v.to_bits() || (u.is_nan() && v.is_nan()),
-            "{what} output {j}: fused {u:e}, separate {v:e}"
-        );
-    }
 }
 
 #[test]
