@@ -12,7 +12,9 @@
 //! another association, so the entries agree up to roundoff.
 //!
 //! The order is Markowitz's: always the vertex with the fewest products
-//! |preds|·|succs| (with two tie-breaks, the cheaper result kept). That is what exploits the structure forward mode misses: a scalar
+//! |preds|·|succs| (two tie-breaks, and two ways of summing parallel edges, see
+//! [`plus`]; of the four results the cheapest is kept). That is what exploits the
+//! structure forward mode misses: a scalar
 //! bottleneck such as a damper's force s(q, v) is eliminated late, when its
 //! successors are the outputs, so ∂Q/∂x = (∂Q/∂s)(∂s/∂x) is one outer product instead
 //! of carrying all directions through the load's whole expression; and the β′h² and
@@ -143,16 +145,25 @@ fn times(g: &mut Graph, a: Edge, b: Edge) -> Edge {
     }
 }
 
-/// The sum of two parallel edges (two constants folded).
-fn plus(g: &mut Graph, a: Edge, b: Edge) -> Edge {
+/// The sum of two parallel edges (two constants folded). With `one_orientation` a
+/// difference is formed in one orientation, the smaller id first, with the sign on the
+/// edge: p − q and q − p are one node with two signs, so a row and its negation (the
+/// reaction's rows of a force, [`super::signs`]) share every partial sum. (−(p − q)
+/// and q − p differ only in the sign of a zero, as in [`Edge::entry`]; an edge's
+/// weight never divides, so a matrix entry can differ from the other orientation's
+/// only in the sign of an exact zero.) Without it the difference keeps the order of
+/// its terms, which shares more where rows are not negations of each other.
+fn plus(g: &mut Graph, a: Edge, b: Edge, one_orientation: bool) -> Edge {
     let (x, y) = (a.value(g), b.value(g));
+    // The positive and the negative term when the signs differ.
+    let (p, q) = if a.neg { (y, x) } else { (x, y) };
     let (neg, w) = match (a.neg == b.neg, g.as_const(x), g.as_const(y)) {
         (true, Some(c), Some(d)) => (a.neg, g.constant(c + d)),
         (false, Some(c), Some(d)) if a.neg => (false, g.constant(d - c)),
         (false, Some(c), Some(d)) => (false, g.constant(c - d)),
         (true, ..) => (a.neg, g.add2(x, y)),
-        (false, ..) if a.neg => (false, g.sub(y, x)),
-        (false, ..) => (false, g.sub(x, y)),
+        (false, ..) if !one_orientation || p < q => (false, g.sub(p, q)),
+        (false, ..) => (true, g.sub(q, p)),
     };
     let e = Edge::of(g, w).unwrap_or(Edge {
         neg: false,
@@ -188,6 +199,8 @@ struct Linearized {
     index: FxHashMap<Key, u32>,
     preds: Vec<BTreeMap<u32, Edge>>,
     succs: Vec<BTreeSet<u32>>,
+    /// How parallel edges are summed ([`plus`]).
+    one_orientation: bool,
 }
 
 impl Linearized {
@@ -206,7 +219,7 @@ impl Linearized {
     /// Adds `e` to the edge p → s (creating it).
     fn add_edge(&mut self, g: &mut Graph, p: u32, s: u32, e: Edge) {
         let e = match self.preds[s as usize].get(&p) {
-            Some(&old) => plus(g, old, e),
+            Some(&old) => plus(g, old, e, self.one_orientation),
             None => e,
         };
         self.preds[s as usize].insert(p, e);
@@ -360,7 +373,7 @@ enum Order {
 
 impl Differ {
     /// The rows' Jacobian in the `Iter` family (d r/dx, x = [v̇; λ]) by vertex
-    /// elimination, the cheaper of both tie-breaks; `tangents` are T(Δ_k) per
+    /// elimination, the cheapest of four candidates; `tangents` are T(Δ_k) per
     /// connected body (rigid ones read). Entries as (row, column), rows in order,
     /// columns sorted. Needs [`Differ::set_iteration`]; the tangents must be those of
     /// that iteration (the last result is reused for the same rows).
@@ -380,20 +393,29 @@ impl Differ {
         let Some(lin) = self.linearize(g, rows, tangents) else {
             return (Vec::new(), Vec::new());
         };
-        let a = accumulate(g, lin.clone(), rows.len(), Order::FewerSuccs);
-        let b = accumulate(g, lin, rows.len(), Order::FewerPreds);
-        let best = if super::op_count(g, &b.0) < super::op_count(g, &a.0) {
-            b
-        } else {
-            a
-        };
+        // Two tie-breaks × two ways of summing parallel edges; neither pair wins
+        // everywhere, so the candidate with the fewest operations is kept (the first
+        // on a tie, so the choice is deterministic).
+        let mut best: Option<(usize, Entries)> = None;
+        for one_orientation in [false, true] {
+            for order in [Order::FewerSuccs, Order::FewerPreds] {
+                let mut candidate = lin.clone();
+                candidate.one_orientation = one_orientation;
+                let out = accumulate(g, candidate, rows.len(), order);
+                let ops = super::op_count(g, &out.0);
+                if best.as_ref().is_none_or(|(b, _)| ops < *b) {
+                    best = Some((ops, out));
+                }
+            }
+        }
+        let best = best.expect("four candidates").1;
         self.last_elimination = Some((rows.to_vec(), best.clone()));
         best
     }
 
     /// The linearized DAG of the rows' cone, with a sink per row (`None` without
     /// [`Differ::set_iteration`]). Independent of the elimination order, so it is built
-    /// once for both tie-breaks.
+    /// once for all four candidates.
     fn linearize(
         &mut self,
         g: &mut Graph,

@@ -34,9 +34,11 @@ use rustc_hash::FxHashMap;
 mod chain;
 mod eliminate;
 mod leaves;
+mod signs;
 mod subst;
 
 use chain::{branch, merge, neg, scale_all};
+pub use signs::Signs;
 pub use subst::{cone_any, op_count, substitute, Leaf};
 
 /// A family of differentiation directions.

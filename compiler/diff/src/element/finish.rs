@@ -217,7 +217,8 @@ impl ElementBuilder<'_> {
         Ok(())
     }
 
-    /// r_dyn = −Q + Bᵀλ per velocity dof, with and without the gyroscopic loads.
+    /// r_dyn = −Q + Bᵀλ per velocity dof, with and without the gyroscopic loads; in
+    /// sign-canonical form for an element without constraint rows (a force).
     fn dynamic_rows(&mut self, b_rows: &[Grad]) -> [Vec<Option<Id>>; 2] {
         let nv = self.layout.nv();
         let mut bt: Vec<Vec<Id>> = vec![Vec::new(); nv];
@@ -244,6 +245,16 @@ impl ElementBuilder<'_> {
                 out.push(r);
             }
         }
+        if !b_rows.is_empty() {
+            // Measured (docs/performance.md, session 22): with constraint rows the
+            // canonical rows cost the joints more than they save, since their rows
+            // are not an action and its reaction.
+            return [r_dyn, r_ng];
+        }
+        // In sign-canonical form a reaction's rows are its action's (`ad::signs`).
+        let mut signs = ad::Signs::default();
+        let r_dyn = signs.rows(self.g, &r_dyn);
+        let r_ng = signs.rows(self.g, &r_ng);
         [r_dyn, r_ng]
     }
 

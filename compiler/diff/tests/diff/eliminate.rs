@@ -198,3 +198,46 @@ fn cheaper_form_is_the_cheapest_and_skips_the_assembled_form_for_loads() {
         assert_eq!(same, name != "rigid body", "{name}: iter == iter_noqv");
     }
 }
+
+/// A force's reaction in sign-canonical form (`ad::signs`): a force law written as the
+/// stdlib writes it, s·d/l on one body and (−s)·d/l on the other (a product and a
+/// quotient of their own, not a negation of the first), must give translational
+/// residual rows that are one node and its negation, so the iteration matrix
+/// eliminates the force once.
+#[test]
+fn a_force_reaction_row_is_its_action_row_negated() {
+    use fdc_diff::{Coordinates, ElementBuilder, Role};
+    let mut graph = Graph::new();
+    let mut eb = ElementBuilder::new(&mut graph, "pull", Coordinates::Connector, 2, 2);
+    let (b1, b2) = (eb.body(0), eb.body(1));
+    let (k, l0) = (eb.param(0), eb.param(1));
+    let zero = eb.graph().v3_const([0.0; 3]);
+    let p1 = eb.point(&b1, zero);
+    let p2 = eb.point(&b2, zero);
+    let g = eb.graph();
+    let d = g.v3_sub(p2, p1);
+    let l = g.norm(d);
+    let stretch = g.sub(l, l0);
+    let s = g.mul(k, stretch);
+    let ms = g.neg(s);
+    let on_a = d.map(|di| {
+        let sd = g.mul(s, di);
+        g.div(sd, l)
+    });
+    let on_b = d.map(|di| {
+        let sd = g.mul(ms, di);
+        g.div(sd, l)
+    });
+    eb.force(&b1, on_a, zero);
+    eb.force(&b2, on_b, zero);
+    let ef = eb.finish().expect("builds");
+    let res = ef.role(Role::Res).expect("res").0.outputs.clone();
+    // Rows: body 0's six velocity dofs (translation first), then body 1's.
+    for i in 0..3 {
+        let (a, b) = (res[i], res[6 + i]);
+        let (oa, ob) = (graph.op(a), graph.op(b));
+        let negated =
+            oa == Op::Unary(fdc_ir::Unary::Neg, b) || ob == Op::Unary(fdc_ir::Unary::Neg, a);
+        assert!(negated, "row {i}: {oa:?} and {ob:?}");
+    }
+}
