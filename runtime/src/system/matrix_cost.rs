@@ -82,25 +82,49 @@ impl Ledger {
     }
 
     /// Books an accepted step of `factorizations` and `corrections` that started on
-    /// a kept matrix of age `kept_age` (0: on a new one).
+    /// a kept matrix of age `kept_age` (0: on a new one); `fresh_corrections` of the
+    /// corrections were made on the step's last new matrix.
     pub(super) fn book(
         &mut self,
         costs: &Costs,
         factorizations: u64,
         corrections: u64,
+        fresh_corrections: u64,
         kept_age: usize,
     ) {
         let cost = factorizations * costs.matrix + corrections * costs.correction;
+        if factorizations > 0 && kept_age > 0 {
+            self.failed_reuse(
+                cost,
+                costs.matrix + fresh_corrections * costs.correction,
+                kept_age,
+            );
+            return;
+        }
         if factorizations > 0 {
-            if kept_age > 0 {
-                // The contraction rule replaced the kept matrix within the step.
-                self.ended(kept_age == 2);
-            }
             self.life = cost;
         } else {
             self.life += cost;
         }
         self.last = cost;
+    }
+
+    /// The contraction rule replaced the kept matrix of age `kept_age` within a step
+    /// of cost `cost`, of which `fresh` went to the new matrix and its corrections (what
+    /// a step on a new matrix costs) and the rest was wasted on the old one. The waste
+    /// is charged to the old life: keeping paid if its steps, waste included, cost less
+    /// than as many steps on new matrices; if not, reuse backs off. The new matrix's
+    /// life starts at `fresh` alone: starting it at the whole cost would make the
+    /// next reuse look cheap against that average, so a model whose kept matrices
+    /// keep failing (long chains, where a kept matrix contracts too slowly) would go
+    /// on keeping them.
+    fn failed_reuse(&mut self, cost: u64, fresh: u64, kept_age: usize) {
+        let wasted = cost.saturating_sub(fresh);
+        let steps = (kept_age - 1) as u128;
+        let paid = u128::from(self.life) + u128::from(wasted) < u128::from(fresh) * steps;
+        self.ended(!paid);
+        self.life = fresh;
+        self.last = fresh;
     }
 }
 
@@ -178,10 +202,10 @@ mod tests {
     fn keeps_while_a_kept_step_is_cheaper_than_a_new_one() {
         let c = costs(20, 1);
         let mut l = Ledger::default();
-        l.book(&c, 1, 3, 0);
+        l.book(&c, 1, 3, 3, 0);
         for age in 1..50 {
             assert!(l.keep(age), "age {age}");
-            l.book(&c, 0, 5, age + 1);
+            l.book(&c, 0, 5, 0, age + 1);
         }
         assert_eq!(l.life, 23 + 49 * 5);
     }
@@ -195,7 +219,7 @@ mod tests {
         let c = costs(3, 1);
         let mut l = Ledger::default();
         let (mut age, mut tries) = (0usize, 0);
-        l.book(&c, 1, 2, 0);
+        l.book(&c, 1, 2, 2, 0);
         age += 1;
         for _ in 0..200 {
             if l.keep(age) {
@@ -203,10 +227,10 @@ mod tests {
                     tries += 1;
                 }
                 age += 1;
-                l.book(&c, 0, 6, age);
+                l.book(&c, 0, 6, 0, age);
             } else {
                 age = 1;
-                l.book(&c, 1, 2, 0);
+                l.book(&c, 1, 2, 2, 0);
             }
         }
         assert_eq!(tries, 8);
@@ -221,15 +245,37 @@ mod tests {
     fn refreshes_when_the_marginal_step_reaches_the_average() {
         let c = costs(10, 1);
         let mut l = Ledger::default();
-        l.book(&c, 1, 2, 0);
+        l.book(&c, 1, 2, 2, 0);
         let mut age = 1;
         while l.keep(age) {
             age += 1;
-            l.book(&c, 0, age as u64 + 1, age);
+            l.book(&c, 0, age as u64 + 1, 0, age);
         }
         assert_eq!(age, 5);
         assert_eq!(l.life, 12 + 3 + 4 + 5 + 6);
         assert_eq!((l.wait, l.backoff), (0, 0));
+    }
+
+    /// A reuse that fails within a step (matrix 10, correction 1): its corrections on
+    /// the old matrix are charged to the old life, and the new life starts at the new
+    /// matrix's share. A life of a new step (13) and a kept one (5) that then wastes 6
+    /// cost 24 < 2 × 13: keeping paid, no back-off. A reuse failing at once (13, then
+    /// 5 wasted) did not pay: reuse waits a step.
+    #[test]
+    fn a_failed_reuse_is_charged_to_the_life_it_ends() {
+        let c = costs(10, 1);
+        let mut l = Ledger::default();
+        l.book(&c, 1, 3, 3, 0);
+        assert!(l.keep(1));
+        l.book(&c, 0, 5, 0, 2);
+        assert!(l.keep(2));
+        l.book(&c, 1, 9, 3, 3);
+        assert_eq!((l.life, l.last, l.wait, l.backoff), (13, 13, 0, 0));
+        assert!(l.keep(1));
+        l.book(&c, 1, 8, 3, 2);
+        assert_eq!((l.life, l.last, l.wait, l.backoff), (13, 13, 1, 1));
+        assert!(!l.keep(1), "waits one step");
+        assert!(l.keep(1));
     }
 
     /// The LU's work on a 3×3 pattern with L below and U above a full matrix: column

@@ -220,21 +220,28 @@ impl System {
         corr: &mut f64,
     ) -> Result<Outcome, SimErrorKind> {
         let (iters_0, facts_0) = (*iters, self.stats.factorizations);
-        let mut kept_age = 0;
-        let outcome = self.attempt(settings, h, iters, corr, &mut kept_age);
+        let (mut kept_age, mut fresh_from) = (0, 0);
+        let outcome = self.attempt(settings, h, iters, corr, &mut kept_age, &mut fresh_from);
         if !matches!(outcome, Ok(Outcome::Accepted { .. })) {
             self.kept.valid = false;
         } else if settings.matrix_rule == MatrixRule::Cost && settings.matrix_steps_limit() > 1 {
             let costs = self.matrix_costs(settings.iter_noqv);
             let facts = (self.stats.factorizations - facts_0) as u64;
             let corrections = (*iters - iters_0) as u64;
-            (self.kept.ledger).book(&costs, facts, corrections, kept_age);
+            // The corrections from the step's last new matrix on.
+            let fresh = if facts > 0 {
+                (*iters + 1 - fresh_from) as u64
+            } else {
+                0
+            };
+            (self.kept.ledger).book(&costs, facts, corrections, fresh, kept_age);
         }
         outcome
     }
 
     /// [`System::try_step`] without the bookkeeping of the kept matrix; `kept_age`:
-    /// the age of the kept matrix the attempt started on (0: a new one).
+    /// the age of the kept matrix the attempt started on (0: a new one); `fresh_from`:
+    /// the count of `iters` at the correction that made the last new matrix.
     fn attempt(
         &mut self,
         settings: &Settings,
@@ -242,6 +249,7 @@ impl System {
         iters: &mut usize,
         corr: &mut f64,
         kept_age: &mut usize,
+        fresh_from: &mut usize,
     ) -> Result<Outcome, SimErrorKind> {
         let c = self.coefficients(settings, h);
         // Across steps (modified Newton): the last step's matrix starts this one when
@@ -270,6 +278,7 @@ impl System {
             let fresh = it.new_matrix;
             if fresh {
                 it.stale = false;
+                *fresh_from = *iters;
                 if let Some(i) = self.factorize_iter(settings, &c)? {
                     // Like a Newton failure: a shorter step may pass (a mechanism near
                     // a singular position); at the minimum step the run ends.
