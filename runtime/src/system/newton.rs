@@ -228,13 +228,9 @@ impl System {
             let costs = self.matrix_costs(settings.iter_noqv);
             let facts = (self.stats.factorizations - facts_0) as u64;
             let corrections = (*iters - iters_0) as u64;
-            // The corrections from the step's last new matrix on.
-            let fresh = if facts > 0 {
-                (*iters + 1 - fresh_from) as u64
-            } else {
-                0
-            };
-            (self.kept.ledger).book(&costs, facts, corrections, fresh, kept_age);
+            // The corrections on the step's last new matrix.
+            let on_new = (facts > 0).then(|| (*iters + 1 - fresh_from) as u64);
+            (self.kept.ledger).book(&costs, facts, corrections, on_new.unwrap_or(0), kept_age);
         }
         outcome
     }
