@@ -228,16 +228,14 @@ impl System {
             let costs = self.matrix_costs(settings.iter_noqv);
             let facts = (self.stats.factorizations - facts_0) as u64;
             let corrections = (*iters - iters_0) as u64;
-            // The corrections on the step's last new matrix.
-            let on_new = (facts > 0).then(|| (*iters + 1 - fresh_from) as u64);
-            (self.kept.ledger).book(&costs, facts, corrections, on_new.unwrap_or(0), kept_age);
+            let on_new_matrix = u64::from(facts > 0) * (*iters + 1 - fresh_from) as u64;
+            (self.kept.ledger).book(&costs, facts, corrections, on_new_matrix, kept_age);
         }
         outcome
     }
 
-    /// [`System::try_step`] without the bookkeeping of the kept matrix; `kept_age`:
-    /// the age of the kept matrix the attempt started on (0: a new one); `fresh_from`:
-    /// the count of `iters` at the correction that made the last new matrix.
+    /// [`System::try_step`] without the kept matrix's bookkeeping; `kept_age`: the age of
+    /// the matrix it started on (0: new); `fresh_from`: `iters` at the last new matrix.
     fn attempt(
         &mut self,
         settings: &Settings,
