@@ -28,7 +28,7 @@
 //! vectorizes without reassociating, and the same input gives the same bits.
 
 use super::amalgamate::{amalgamate, runs_of, stride, structure, LANES, MAX_WIDTH};
-use super::supernodes::{dot, forward_panel};
+use super::supernodes::{dot_descending, forward_panel};
 
 /// The dense blocks of one L/U pattern and the maps that fill them.
 pub(super) struct Blocks {
@@ -59,6 +59,9 @@ pub(super) struct Blocks {
     upd_map: Vec<u32>,
     /// One row of an update, or the gathered solution entries of `C` in the solve.
     tmp: Vec<f64>,
+    /// 1 / pivot of every elimination step: the backward solve multiplies, as the
+    /// panel's LU does (a division's latency would lie on its critical path).
+    recip: Vec<f64>,
 }
 
 /// What a supernode's sizes are: first step, width, panel rows, U block columns.
@@ -149,6 +152,7 @@ impl Blocks {
             upd_ptr: vec![0],
             upd_map: vec![],
             tmp: vec![],
+            recip: vec![0.0; n],
         };
         blocks.make_maps(&of, col_ptr, row_idx, pinv, q_inv)?;
         Some(blocks)
@@ -277,7 +281,11 @@ impl Blocks {
             let sh = self.shape(s);
             let (own, later) = self.val.split_at_mut(self.val_ptr[s + 1]);
             let (panel, ublock) = own[self.val_ptr[s]..].split_at_mut(sh.m * sh.w);
-            ok &= factor_panel(panel, sh.w, tau, &mut diag[sh.k0..sh.k0 + sh.w]);
+            let pivots = &mut diag[sh.k0..sh.k0 + sh.w];
+            ok &= factor_panel(panel, sh.w, tau, pivots);
+            for (r, &p) in self.recip[sh.k0..].iter_mut().zip(pivots.iter()) {
+                *r = 1.0 / p;
+            }
             if sh.nc == 0 {
                 continue;
             }
@@ -329,11 +337,12 @@ impl Blocks {
             for (t, &c) in tmp.iter_mut().zip(&self.cols[self.cols_ptr[s]..]) {
                 *t = y[c];
             }
+            let recip = &self.recip[sh.k0..sh.k0 + w];
             for i in (0..w).rev() {
-                let right = dot(&ublock[i * stride..i * stride + nc], tmp);
+                let right = dot_descending(&ublock[i * stride..i * stride + nc], tmp);
                 let (head, done) = y[sh.k0..sh.k0 + w].split_at_mut(i + 1);
-                let inner = dot(&panel[i * w + i + 1..(i + 1) * w], done);
-                head[i] = (head[i] - right - inner) / panel[i * w + i];
+                let inner = dot_descending(&panel[i * w + i + 1..(i + 1) * w], done);
+                head[i] = (head[i] - right - inner) * recip[i];
             }
         }
     }
