@@ -1,5 +1,6 @@
 //! The one home of the contract between the compiler's generated functions and the
-//! runtime that calls them: the native signature ([`ElementFn`]), the roles ([`Role`])
+//! runtime that calls them: the native signature ([`ElementFn`]) with its input arrays
+//! ([`Slot`]) and which of them a function reads ([`Reads`]), the roles ([`Role`])
 //! and the layout of their outputs ([`Block`]), the coordinate layout of a body
 //! ([`layout`]) and the version of all of it ([`ABI_VERSION`]).
 //!
@@ -42,6 +43,75 @@ pub type ElementFn = unsafe extern "C" fn(
     t: *const f64,
     out: *mut f64,
 );
+
+/// The eight input arrays of [`ElementFn`], in signature order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Slot {
+    /// Stored coordinates of the connected bodies (local numbering).
+    Q = 0,
+    /// Velocity dofs.
+    V = 1,
+    /// Accelerations v̇.
+    Vdot = 2,
+    /// Multipliers λ owned by the element.
+    Lambda = 3,
+    /// Parameters of the instance.
+    P = 4,
+    /// Effective integrator coefficients c = (α′, β′, γ′, h).
+    C = 5,
+    /// Configuration increment Δ of the step (one entry per velocity dof).
+    Delta = 6,
+    /// Time t (one entry).
+    T = 7,
+}
+
+impl Slot {
+    pub const ALL: [Slot; 8] = [
+        Slot::Q,
+        Slot::V,
+        Slot::Vdot,
+        Slot::Lambda,
+        Slot::P,
+        Slot::C,
+        Slot::Delta,
+        Slot::T,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Slot::Q => "q",
+            Slot::V => "v",
+            Slot::Vdot => "vdot",
+            Slot::Lambda => "lambda",
+            Slot::P => "p",
+            Slot::C => "c",
+            Slot::Delta => "delta",
+            Slot::T => "t",
+        }
+    }
+}
+
+/// The input arrays a function reads, one bit per [`Slot`]. Every pointer must still be
+/// valid; an array a role does not read may hold anything, so the runtime gathers an
+/// instance's local copy of an array only for the roles that read it (a joint's
+/// residual reads neither v nor v̇ nor Δ, a body's update only q and Δ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reads(u8);
+
+impl Reads {
+    /// Every array (for functions whose inputs are not known).
+    pub const ALL: Reads = Reads(u8::MAX);
+    pub const NONE: Reads = Reads(0);
+
+    /// These reads and `slot`.
+    pub const fn with(self, slot: Slot) -> Reads {
+        Reads(self.0 | 1 << slot as u8)
+    }
+
+    pub const fn has(self, slot: Slot) -> bool {
+        self.0 & (1 << slot as u8) != 0
+    }
+}
 
 /// The functions generated per element type (theory §2). Output layout of each, with
 /// `nv`, `nl`, `nq` the local sizes of the element type:

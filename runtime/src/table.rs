@@ -13,7 +13,7 @@ use std::sync::{Arc, OnceLock};
 
 /// The contract itself lives in `fdc-abi` (shared with the compiler); re-exported here
 /// so that runtime code and drivers name it `fdc_runtime::table::*`.
-pub use fdc_abi::{layout, Block, ElementFn, Role, ABI_VERSION};
+pub use fdc_abi::{layout, Block, ElementFn, Reads, Role, Slot, ABI_VERSION};
 
 /// One role of one element type: a native function and the layout of its output.
 #[derive(Clone, Debug)]
@@ -24,6 +24,9 @@ pub struct RoleFn {
     /// removes a few percent more): the runtime's counted cost of a call, which the
     /// Newton matrix policy weighs (`system/matrix_cost.rs`). 0 where unknown.
     pub ops: usize,
+    /// The input arrays the function reads ([`Reads::ALL`] where unknown): the
+    /// runtime gathers an instance's local copies of those only.
+    pub reads: Reads,
 }
 
 impl RoleFn {

@@ -559,6 +559,7 @@ fn element_type(
             func,
             blocks: blocks.clone(),
             ops: fdc_ir::stats::op_count(graph, &f.outputs),
+            reads: fdc_ir::stats::reads(graph, &f.outputs),
         });
     }
     ElementType {

@@ -28,52 +28,8 @@ impl std::fmt::Display for Id {
     }
 }
 
-/// The eight input arrays of every element function, in signature order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Slot {
-    /// Stored coordinates of the connected bodies (local numbering).
-    Q = 0,
-    /// Velocity dofs.
-    V = 1,
-    /// Accelerations v̇.
-    Vdot = 2,
-    /// Multipliers λ owned by the element.
-    Lambda = 3,
-    /// Parameters of the instance.
-    P = 4,
-    /// Effective integrator coefficients c = (α′, β′, γ′, h).
-    C = 5,
-    /// Configuration increment Δ of the step (one entry per velocity dof).
-    Delta = 6,
-    /// Time t (one entry).
-    T = 7,
-}
-
-impl Slot {
-    pub const ALL: [Slot; 8] = [
-        Slot::Q,
-        Slot::V,
-        Slot::Vdot,
-        Slot::Lambda,
-        Slot::P,
-        Slot::C,
-        Slot::Delta,
-        Slot::T,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Slot::Q => "q",
-            Slot::V => "v",
-            Slot::Vdot => "vdot",
-            Slot::Lambda => "lambda",
-            Slot::P => "p",
-            Slot::C => "c",
-            Slot::Delta => "delta",
-            Slot::T => "t",
-        }
-    }
-}
+/// The eight input arrays of every element function, in signature order (the ABI's).
+pub use fdc_abi::Slot;
 
 /// Unary elementary functions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -68,6 +68,19 @@ pub fn op_count(graph: &Graph, outputs: &[Id]) -> usize {
         .count()
 }
 
+/// The input arrays the outputs depend on. Simplification only removes operations,
+/// so the compiled function of these outputs reads no other array (the runtime
+/// gathers only these).
+pub fn reads(graph: &Graph, outputs: &[Id]) -> fdc_abi::Reads {
+    graph
+        .cone(outputs)
+        .into_iter()
+        .fold(fdc_abi::Reads::NONE, |r, id| match graph.op(id) {
+            Op::Input(slot, _) => r.with(slot),
+            _ => r,
+        })
+}
+
 /// [`stats`] of a function's outputs.
 pub fn func_stats(graph: &Graph, func: &Func) -> OpStats {
     stats(graph, &func.outputs)

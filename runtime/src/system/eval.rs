@@ -2,7 +2,7 @@
 //! blocks, configuration update, scales, the integrator coefficients and weights.
 
 use super::*;
-use crate::table::RoleFn;
+use crate::table::{RoleFn, Slot};
 
 /// The integrator coefficients an element function receives as `c`, in ABI order
 /// c = [α′, β′, γ′, h]: the residual weighs f_n by α′ (the Negrut form), and the
@@ -54,17 +54,20 @@ pub(super) fn call(
     let Some(rf) = types[e.ty].role(role) else {
         return false;
     };
-    for (k, &g) in e.q_map.iter().enumerate() {
-        s.q[k] = w.q[g];
-    }
-    for (k, &g) in e.v_map.iter().enumerate() {
-        s.v[k] = w.v[g];
-        s.vd[k] = w.vd[g];
-        s.d[k] = w.delta[g];
-    }
-    for (k, &g) in e.lambda_map.iter().enumerate() {
-        s.l[k] = w.lam[g];
-    }
+    // Only the arrays the function reads (a joint's residual needs neither v nor v̇
+    // nor Δ): the gathers cost about as much as a small element's arithmetic.
+    let gather = |local: &mut [f64], map: &[usize], global: &[f64], slot: Slot| {
+        if rf.reads.has(slot) {
+            for (x, &g) in local.iter_mut().zip(map) {
+                *x = global[g];
+            }
+        }
+    };
+    gather(&mut s.q, &e.q_map, w.q, Slot::Q);
+    gather(&mut s.v, &e.v_map, w.v, Slot::V);
+    gather(&mut s.vd, &e.v_map, w.vd, Slot::Vdot);
+    gather(&mut s.d, &e.v_map, w.delta, Slot::Delta);
+    gather(&mut s.l, &e.lambda_map, w.lam, Slot::Lambda);
     let t = w.t;
     let c = c.abi();
     // SAFETY: System::new checked that every array is at least as long as the sizes

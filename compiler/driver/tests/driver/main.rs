@@ -19,6 +19,7 @@ mod pendulum;
 mod planar;
 mod point_mass;
 mod quarter_car_mf52;
+mod reads;
 mod roles_cache;
 mod runtime_models;
 mod splines;

@@ -160,6 +160,7 @@ pub fn make_type(s: TypeSpec) -> ElementType {
             func,
             blocks,
             ops: 0,
+            reads: fdc_runtime::table::Reads::ALL,
         });
     }
     ElementType {
