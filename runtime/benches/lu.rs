@@ -7,7 +7,8 @@
 //! the same invocation, in CPU time of the thread (the machine is shared). Run with `cargo bench --workspace --bench lu` (add
 //! `-- quick` for a short run, `-- profile` to time the relaxed blocked kernel alone, and sizes to replace N = 16, 64, 256, 1000); the last row
 //! (N = 0) is the vehicle-like mechanism of `matrices::vehicle_joints` (17 bodies).
-//! Prints a markdown table for docs/performance.md.
+//! The last column is one solve alone on the relaxed factors (what a correction on a
+//! kept matrix costs in the LU). Prints a markdown table for docs/performance.md.
 
 #[path = "../tests/runtime/common/matrices.rs"]
 mod matrices;
@@ -46,11 +47,23 @@ fn time(lu: &mut SparseLu, values: &[f64], rhs: &[f64], x: &mut [f64], reps: usi
     (cpu_ns(origin) - t0) / reps as f64 * 1e-3
 }
 
+/// Mean CPU µs of one solve on the current factors over `reps` calls (a kept matrix's
+/// share of a Newton correction).
+fn time_solve(lu: &mut SparseLu, rhs: &[f64], x: &mut [f64], reps: usize) -> f64 {
+    let origin = Instant::now();
+    let t0 = cpu_ns(origin);
+    for _ in 0..reps {
+        x.copy_from_slice(rhs);
+        lu.solve(x);
+    }
+    (cpu_ns(origin) - t0) / reps as f64 * 1e-3
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
     let profile = std::env::args().any(|a| a == "profile");
-    println!("| N | unknowns | nnz(L+U) | multiply-adds (column / exact / relaxed) | supernodes (exact / relaxed) | exact µs | relaxed µs | µs per body (exact / relaxed) | relaxed / exact | max rel. difference |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| N | unknowns | nnz(L+U) | multiply-adds (column / exact / relaxed) | supernodes (exact / relaxed) | exact µs | relaxed µs | µs per body (exact / relaxed) | relaxed / exact | max rel. difference | solve alone µs (relaxed) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     // Sizes on the command line replace the default ones.
     let mut sizes: Vec<usize> = std::env::args().filter_map(|a| a.parse().ok()).collect();
     if sizes.is_empty() {
@@ -91,6 +104,10 @@ fn main() {
         to.sort_by(f64::total_cmp);
         tn.sort_by(f64::total_cmp);
         let (to, tn) = (to[2], tn[2]);
+        let mut ts: Vec<f64> = (0..5)
+            .map(|_| time_solve(&mut new, &rhs, &mut xn, 4 * reps))
+            .collect();
+        ts.sort_by(f64::total_cmp);
         let diff = xo
             .iter()
             .zip(&xn)
@@ -101,7 +118,7 @@ fn main() {
         assert_eq!(new.active(), LuKernel::Blocked);
         assert_eq!(old.active(), LuKernel::Blocked);
         println!(
-            "| {label} | {} | {} | {} / {} / {} | {} / {} | {to:.1} | {tn:.1} | {:.3} / {:.3} | {:.2} | {diff:.1e} |",
+            "| {label} | {} | {} | {} / {} / {} | {} / {} | {to:.1} | {tn:.1} | {:.3} / {:.3} | {:.2} | {diff:.1e} | {:.2} |",
             pattern.n,
             new.factor_nnz(),
             multiply_adds(&new),
@@ -111,7 +128,8 @@ fn main() {
             new.supernodes(),
             to / n as f64,
             tn / n as f64,
-            tn / to
+            tn / to,
+            ts[2]
         );
     }
 }
