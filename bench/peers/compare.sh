@@ -7,6 +7,10 @@
 # preempts); the peers report CPU time per step, and so does the `fdc CPU` column
 # (bench/peers/fdc_cpu.py: CPU time of a 1.1 s run minus a 0.1 s run, per step), which
 # the ratios use: on a loaded machine the wall median counts the other processes.
+# Neither peer script keeps results (Exudyn's solution file is off, MuJoCo's loop
+# stores nothing), so both fdc figures are of runs that write no result rows either
+# (`--output-every 1000`: only the rows at the start and the end; fdc's default of a row every 10 ms
+# costs the 64-link chain ≈ 6 % of its step time, formatting 2,634 columns).
 # The peers are installed into a bench venv under target/ (not part of CI):
 #   python3 -m venv target/bench-venv && target/bench-venv/bin/pip install exudyn mujoco numpy
 # Usage: bench/peers/compare.sh [path/to/fdc] [N ...]   (default: target/release/fdc, 1 4 16 64)
@@ -28,9 +32,9 @@ for n in $SIZES; do
   "$FDC" "$work/c.fd" --end 0.01 --cache-dir "$work/cache" -o "$work/c.csv" >/dev/null 2>&1
   : > "$work/f"; : > "$work/c"; : > "$work/e"; : > "$work/m"
   for _ in $(seq "$REPS"); do
-    "$FDC" "$work/c.fd" --end 0.5 --timing --cache-dir "$work/cache" -o "$work/c.csv" 2>&1 \
+    "$FDC" "$work/c.fd" --end 0.5 --timing --output-every 1000 --cache-dir "$work/cache" -o "$work/c.csv" 2>&1 \
       | sed -n 's/.*median \([0-9.]*\).*/\1/p' >> "$work/f"
-    python3 bench/peers/fdc_cpu.py "$FDC" "$work/c.fd" "$work/cache" "$work/c.csv" >> "$work/c"
+    FDC_ARGS="--output-every 1000" python3 bench/peers/fdc_cpu.py "$FDC" "$work/c.fd" "$work/cache" "$work/c.csv" >> "$work/c"
     "$PY" bench/peers/exudyn_chain.py "$n" | awk '{print $4}' >> "$work/e"
     "$PY" bench/peers/mujoco_chain.py "$n" | awk '{print $4}' >> "$work/m"
   done

@@ -57,6 +57,8 @@ pub(super) struct Blocks {
     /// the end of its own U block.
     upd_ptr: Vec<usize>,
     upd_map: Vec<u32>,
+    /// Every supernode's [`Shape`], made once (the solves read them per supernode).
+    shapes: Vec<Shape>,
     /// One row of an update, or the gathered solution entries of `C` in the solve.
     tmp: Vec<f64>,
     /// 1 / pivot of every elimination step: the backward solve multiplies, as the
@@ -65,6 +67,7 @@ pub(super) struct Blocks {
 }
 
 /// What a supernode's sizes are: first step, width, panel rows, U block columns.
+#[derive(Clone, Copy)]
 struct Shape {
     k0: usize,
     w: usize,
@@ -153,7 +156,9 @@ impl Blocks {
             upd_map: vec![],
             tmp: vec![],
             recip: vec![0.0; n],
+            shapes: vec![],
         };
+        blocks.shapes = (0..ns).map(|s| blocks.shape_of(s)).collect();
         blocks.make_maps(&of, col_ptr, row_idx, pinv, q_inv)?;
         Some(blocks)
     }
@@ -231,6 +236,10 @@ impl Blocks {
     }
 
     fn shape(&self, s: usize) -> Shape {
+        self.shapes[s]
+    }
+
+    fn shape_of(&self, s: usize) -> Shape {
         let k0 = self.start[s];
         Shape {
             k0,
