@@ -4,20 +4,21 @@
 //! for the solver's life (see [`crate::assembly::Pattern`]). Both solvers allocate
 //! everything in `new`; `factorize` and `solve` allocate nothing on success.
 
-use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
-use faer::linalg::lu::partial_pivoting;
+use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::perm::PermRef;
 use faer::sparse::linalg::lu::simplicial::{self, SimplicialLu};
 use faer::sparse::linalg::lu::{factorize_symbolic_lu, LuSymbolicParams, SymbolicLu};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
-use faer::{Mat, MatMut, Par};
 
 use crate::assembly::Pattern;
 
 mod amalgamate;
 mod blocked;
+mod dense;
+mod diagonal;
 mod supernodes;
 use blocked::Blocks;
+pub use dense::DenseLu;
 use supernodes::Supernodes;
 
 /// The kernels of the sparse LU's refactorization and solve on the kept pivot order.
@@ -64,6 +65,15 @@ pub trait LinearSolver: Send {
     /// Keep the pivot order of the last full factorization unless a pivot is zero
     /// (real time: every factorization does the same work). Default: no-op.
     fn set_keep_pivots(&mut self, _keep: bool) {}
+    /// Try an order with the pivots on the diagonal first at every new order
+    /// (`linear/diagonal.rs`; the iteration matrix of a multibody system). Default:
+    /// no-op (partial pivoting only).
+    fn allow_diagonal_order(&mut self) {}
+    /// Drops a kept order with diagonal pivots for partial pivoting, for the rest of
+    /// the run; true if there was one (Newton failed on it: the caller tries again).
+    fn abandon_diagonal_order(&mut self) -> bool {
+        false
+    }
     /// Nonzeros of the factors (L + U), for diagnostics.
     fn factor_nnz(&self) -> usize {
         0
@@ -99,6 +109,10 @@ pub struct SolverMemory {
     pub u_row: Vec<usize>,
     pub have_factors: bool,
     pub full: usize,
+    /// The order is a diagonal one (its column order is then the row order); a
+    /// diagonal order failed before (partial pivoting from then on).
+    pub diagonal: bool,
+    pub diagonal_failed: bool,
 }
 
 /// Creates the solver of the given kind for a pattern.
@@ -126,13 +140,9 @@ fn diagnose_singular(pattern: &Pattern, values: &[f64]) -> Singular {
         Err(s) => s,
         // The sparse factorization failed where the dense one does not: name the
         // smallest pivot.
-        Ok(()) => {
-            let n = pattern.n;
-            let index = (0..n)
-                .min_by(|&i, &j| lu.a[(i, i)].abs().total_cmp(&lu.a[(j, j)].abs()))
-                .unwrap_or(0);
-            Singular { index }
-        }
+        Ok(()) => Singular {
+            index: lu.smallest_pivot(),
+        },
     }
 }
 
@@ -140,11 +150,22 @@ fn diagnose_singular(pattern: &Pattern, values: &[f64]) -> Singular {
 /// is at least this fraction of the largest entry below it in its column.
 const REFACTOR_TAU: f64 = 1e-3;
 
+/// The same for an order with the pivots on the diagonal (`linear/diagonal.rs`). Its
+/// pivots are a body's inertia (the revolute chain's rods have 10⁻⁴ about their axis
+/// against constraint entries of 1 below it) and the definite blocks a constraint's
+/// diagonal receives from the bodies eliminated before it, so smallness relative to
+/// the column is the mechanism's, not a bad pivot's; the threshold only catches a
+/// diagonal that cancels (then partial pivoting takes over).
+const DIAGONAL_TAU: f64 = 1e-8;
+
 /// Sparse LU in two parts.
 ///
-/// - Full factorization (new row pivots): faer's simplicial left-looking LU with
-///   partial pivoting, in the COLAMD column order computed once from the pattern.
-///   Its L and U patterns are copied into the arrays below.
+/// - Full factorization (a new order): first an order with the pivots on the diagonal
+///   (`linear/diagonal.rs`: symmetric patterns, about half the work of the kernels on a
+///   multibody matrix), accepted if its pivots pass [`DIAGONAL_TAU`]; otherwise, and
+///   for the rest of the run once such an order failed, faer's simplicial
+///   left-looking LU with partial pivoting, in the COLAMD column order computed once
+///   from the pattern. Its L and U patterns are copied into the arrays below.
 /// - Refactorization (kept pivots, the common case): the same left-looking
 ///   elimination with the row and column orders and the L/U patterns of the last full
 ///   factorization, numbers only. It allocates nothing and executes the same
@@ -187,6 +208,15 @@ pub struct SparseLu {
     have_factors: bool,
     keep: bool,
     full: usize,
+    /// The COLAMD column order of partial pivoting (`q` holds the diagonal order's
+    /// while that is kept).
+    colamd: (Vec<usize>, Vec<usize>),
+    /// The kept order is a diagonal one.
+    diagonal: bool,
+    /// A diagonal order failed its pivot check: partial pivoting from then on.
+    diagonal_failed: bool,
+    /// Diagonal orders are tried at all ([`LinearSolver::allow_diagonal_order`]).
+    diagonal_allowed: bool,
 }
 
 impl SparseLu {
@@ -222,6 +252,10 @@ impl SparseLu {
             have_factors: false,
             keep: false,
             full: 0,
+            colamd: (fwd.to_vec(), inv.to_vec()),
+            diagonal: false,
+            diagonal_failed: false,
+            diagonal_allowed: false,
         })
     }
 
@@ -230,6 +264,9 @@ impl SparseLu {
         let n = self.pattern.n;
         self.full += 1;
         self.have_factors = false;
+        self.diagonal = false;
+        self.q.clone_from(&self.colamd.0);
+        self.q_inv.clone_from(&self.colamd.1);
         let sym = SymbolicSparseColMatRef::new_checked(
             n,
             n,
@@ -414,18 +451,25 @@ impl SparseLu {
 
 impl LinearSolver for SparseLu {
     fn factorize(&mut self, values: &[f64]) -> Result<(), Singular> {
-        let tau = if self.keep { 0.0 } else { REFACTOR_TAU };
+        let max = abs_max(values);
+        let tau = match (self.keep, self.diagonal) {
+            (true, _) => 0.0,
+            (false, true) => DIAGONAL_TAU,
+            (false, false) => REFACTOR_TAU,
+        };
         let kept = self.have_factors && self.refactor_chosen(values, tau);
-        if !kept && (!self.full_factorization(values) || !self.refactor_chosen(values, 0.0)) {
+        // A diagonal order whose pivots no longer pass is not tried again: partial
+        // pivoting decides from here on (as it does where the order never passed).
+        let kept = kept && (!self.diagonal || self.pivots_pass(max));
+        self.diagonal_failed |= self.have_factors && self.diagonal && !kept;
+        if !kept
+            && !self.diagonal_factorization(values, max)
+            && (!self.full_factorization(values) || !self.refactor_chosen(values, 0.0))
+        {
             self.have_factors = false;
             return Err(diagnose_singular(&self.pattern, values));
         }
-        let max = abs_max(values);
-        if self
-            .diag
-            .iter()
-            .any(|d| !d.is_finite() || d.abs() <= PIVOT_TOL * max.max(f64::MIN_POSITIVE))
-        {
+        if !self.pivots_pass(max) {
             return Err(diagnose_singular(&self.pattern, values));
         }
         Ok(())
@@ -486,6 +530,21 @@ impl LinearSolver for SparseLu {
         self.keep = keep;
     }
 
+    fn allow_diagonal_order(&mut self) {
+        self.diagonal_failed = false;
+        self.diagonal_allowed = true;
+    }
+
+    fn abandon_diagonal_order(&mut self) -> bool {
+        let had = self.diagonal && self.have_factors;
+        self.diagonal_failed = true;
+        if had {
+            self.have_factors = false;
+            self.diagonal = false;
+        }
+        had
+    }
+
     fn factor_nnz(&self) -> usize {
         self.l_row.len() + self.u_row.len() + self.pattern.n
     }
@@ -499,6 +558,8 @@ impl LinearSolver for SparseLu {
             u_row: self.u_row.clone(),
             have_factors: self.have_factors,
             full: self.full,
+            diagonal: self.diagonal,
+            diagonal_failed: self.diagonal_failed,
         }
     }
 
@@ -549,102 +610,24 @@ impl LinearSolver for SparseLu {
         self.u_val.resize(self.u_row.len(), 0.0);
         self.have_factors = m.have_factors;
         self.full = m.full;
+        self.diagonal = m.diagonal && m.have_factors;
+        self.diagonal_failed = m.diagonal_failed;
+        if self.diagonal {
+            // Rows and columns in one order: the column order is the rows'.
+            for (i, &k) in self.pinv.iter().enumerate() {
+                self.q[k] = i;
+            }
+            self.q_inv.clone_from(&self.pinv);
+        } else {
+            self.q.clone_from(&self.colamd.0);
+            self.q_inv.clone_from(&self.colamd.1);
+        }
         if self.have_factors {
             self.find_supernodes();
         } else {
             self.blocks = None;
             self.dense = None;
         }
-    }
-}
-
-/// Dense LU with partial pivoting (faer), for small systems and as a reference.
-pub struct DenseLu {
-    pattern: Pattern,
-    a: Mat<f64>,
-    perm: Vec<usize>,
-    perm_inv: Vec<usize>,
-    mem: MemBuffer,
-    full: usize,
-}
-
-impl DenseLu {
-    pub fn new(pattern: &Pattern) -> DenseLu {
-        let n = pattern.n;
-        let req = StackReq::any_of(&[
-            partial_pivoting::factor::lu_in_place_scratch::<usize, f64>(
-                n,
-                n,
-                Par::Seq,
-                Default::default(),
-            ),
-            partial_pivoting::solve::solve_in_place_scratch::<usize, f64>(n, 1, Par::Seq),
-        ]);
-        DenseLu {
-            pattern: pattern.clone(),
-            a: Mat::zeros(n, n),
-            perm: vec![0; n],
-            perm_inv: vec![0; n],
-            mem: MemBuffer::new(req),
-            full: 0,
-        }
-    }
-}
-
-impl LinearSolver for DenseLu {
-    fn factorize(&mut self, values: &[f64]) -> Result<(), Singular> {
-        let n = self.pattern.n;
-        self.a.fill(0.0);
-        let mut max = 0.0f64;
-        for j in 0..n {
-            let (a, b) = (self.pattern.col_ptr[j], self.pattern.col_ptr[j + 1]);
-            for (&r, &val) in self.pattern.row_idx[a..b].iter().zip(&values[a..b]) {
-                self.a[(r, j)] = val;
-                max = max.max(val.abs());
-            }
-        }
-        partial_pivoting::factor::lu_in_place(
-            self.a.as_mut(),
-            &mut self.perm,
-            &mut self.perm_inv,
-            Par::Seq,
-            MemStack::new(&mut self.mem),
-            Default::default(),
-        );
-        self.full += 1;
-        // A pivot that is round-off relative to the largest entry of the matrix means
-        // the column depends on the ones before it.
-        for i in 0..n {
-            let d = self.a[(i, i)];
-            if !d.is_finite() || d.abs() <= PIVOT_TOL * max.max(f64::MIN_POSITIVE) {
-                return Err(Singular { index: i });
-            }
-        }
-        Ok(())
-    }
-
-    fn solve(&mut self, rhs: &mut [f64]) {
-        let n = self.pattern.n;
-        let rhs = MatMut::from_column_major_slice_mut(rhs, n, 1);
-        let lu = self.a.as_ref();
-        let perm = PermRef::new_checked(&self.perm, &self.perm_inv, n);
-        partial_pivoting::solve::solve_in_place(
-            lu,
-            lu,
-            perm,
-            rhs,
-            Par::Seq,
-            MemStack::new(&mut self.mem),
-        );
-    }
-
-    fn full_factorizations(&self) -> usize {
-        self.full
-    }
-
-    /// Every factorization is a full one: only the count carries over.
-    fn restore_memory(&mut self, m: &SolverMemory) {
-        self.full = m.full;
     }
 }
 

@@ -350,7 +350,9 @@ impl System {
 
     fn ensure_solvers(&mut self, kind: LinearSolverKind) {
         if self.solver_kind != Some(kind) {
-            self.js = Some(make_solver(kind, &self.jp));
+            let mut js = make_solver(kind, &self.jp);
+            js.allow_diagonal_order();
+            self.js = Some(js);
             self.ics = Some(make_solver(kind, &self.icp));
             self.solver_kind = Some(kind);
         }

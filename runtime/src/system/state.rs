@@ -23,10 +23,13 @@ use crate::linear::SolverMemory;
 
 /// Format of [`State::to_bytes`]: a magic word and a version, then the fields.
 /// Version 3 added the kept iteration matrix, version 4 the cost rule's ledger
-/// (`Settings::matrix_rule`). Versions 2 (without the matrix: the next step factorizes
-/// a new one) and 3 (without the ledger: the rule starts afresh) are still read.
+/// (`Settings::matrix_rule`), version 5 whether the LU's orders are diagonal ones
+/// (`linear/diagonal.rs`; two flags per solver at the end). Versions 2 (without the matrix: the next step factorizes
+/// a new one), 3 (without the ledger: the rule starts afresh) and 4 (orders of
+/// partial pivoting only) are still read.
 const MAGIC: &[u8; 8] = b"FDCSTATE";
-const FORMAT: u64 = 4;
+const FORMAT: u64 = 5;
+const FORMAT_WITHOUT_DIAGONAL: u64 = 4;
 const FORMAT_WITHOUT_LEDGER: u64 = 3;
 const FORMAT_WITHOUT_KEPT: u64 = 2;
 
@@ -130,6 +133,9 @@ impl State {
         [l.life, l.last, l.wait, l.backoff]
             .iter()
             .for_each(|&x| w.u64(x));
+        for m in [&self.iter_memory, &self.ic_memory] {
+            w.bools(&[m.diagonal, m.diagonal_failed]);
+        }
         w.0
     }
 
@@ -141,7 +147,13 @@ impl State {
         }
         let read = |r: &mut Reader| -> Option<State> {
             let format = r.u64()?;
-            if ![FORMAT, FORMAT_WITHOUT_LEDGER, FORMAT_WITHOUT_KEPT].contains(&format) {
+            let known = [
+                FORMAT,
+                FORMAT_WITHOUT_DIAGONAL,
+                FORMAT_WITHOUT_LEDGER,
+                FORMAT_WITHOUT_KEPT,
+            ];
+            if !known.contains(&format) {
                 return None;
             }
             let identity = r.u64()?;
@@ -195,13 +207,19 @@ impl State {
                     };
                     s.kept_values = r.f64s()?;
                 }
-                if format == FORMAT {
+                if format >= FORMAT_WITHOUT_DIAGONAL {
                     s.kept.ledger = matrix_cost::Ledger {
                         life: r.u64()?,
                         last: r.u64()?,
                         wait: r.u64()?,
                         backoff: r.u64()?,
                     };
+                }
+                if format == FORMAT {
+                    for m in [&mut s.iter_memory, &mut s.ic_memory] {
+                        let flags = r.bools(2)?;
+                        (m.diagonal, m.diagonal_failed) = (flags[0], flags[1]);
+                    }
                 }
                 Some(s)
             })
@@ -512,6 +530,8 @@ impl<'a> Reader<'a> {
             u_row: self.usizes()?,
             have_factors: self.bools(1)?[0],
             full: self.usize()?,
+            diagonal: false,
+            diagonal_failed: false,
         })
     }
 }

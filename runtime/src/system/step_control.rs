@@ -216,9 +216,18 @@ impl System {
             let start = settings.timing.then(Instant::now);
             let mut iters = 0;
             let mut corr = 0.0;
-            let outcome = self
+            let mut outcome = self
                 .try_step(settings, h, &mut iters, &mut corr)
                 .map_err(|k| self.sim_error(k))?;
+            // Newton failed on a matrix factorized without row exchanges
+            // (`linear/diagonal.rs`): the same step again with partial pivoting (for
+            // the rest of the run) before a shorter one.
+            let newton_failed = matches!(outcome, Outcome::Rejected { err: None, .. });
+            if newton_failed && self.js.as_mut().is_some_and(|s| s.abandon_diagonal_order()) {
+                outcome = self
+                    .try_step(settings, h, &mut iters, &mut corr)
+                    .map_err(|k| self.sim_error(k))?;
+            }
             report.newton_iterations += iters;
             match outcome {
                 Outcome::Accepted { err } => {

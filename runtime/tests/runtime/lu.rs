@@ -5,7 +5,7 @@
 //! closed suspension loops) and random sparse matrices.
 
 #[path = "common/matrices.rs"]
-mod matrices;
+pub(crate) mod matrices;
 
 use fdc_runtime::assembly::Pattern;
 use fdc_runtime::linear::{DenseLu, LinearSolver, LuKernel, Singular, SparseLu};

@@ -8,6 +8,7 @@ mod acceptance;
 mod alloc;
 mod assembly;
 mod dense;
+mod diagonal;
 mod errors;
 mod failures;
 mod generalized_alpha;

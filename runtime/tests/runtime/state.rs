@@ -270,13 +270,17 @@ fn a_state_of_another_model_or_bad_bytes_is_an_error() {
         corrupt[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(State::from_bytes(&corrupt).is_err(), "at {at}");
     }
-    // Formats 3 (before the cost rule's ledger: 4 counts) and 2 (before the kept
-    // matrix: 2 flags, 4 coefficients, the age, an empty value list) are still read.
+    // Formats 4 (before the diagonal orders: 2 flags per solver), 3 (before the cost
+    // rule's ledger: 4 counts) and 2 (before the kept matrix: 2 flags, 4 coefficients,
+    // the age, an empty value list) are still read.
     let mut plain = System::new(pendulum_pushed()).unwrap();
     plain.initialize(&s).unwrap();
     let fresh = plain.state();
     assert!(!fresh.keeps_matrix());
-    let v4 = fresh.to_bytes();
+    let v5 = fresh.to_bytes();
+    let mut v4 = v5[..v5.len() - 4].to_vec();
+    v4[8..16].copy_from_slice(&4u64.to_le_bytes());
+    assert_eq!(State::from_bytes(&v4), Ok(fresh.clone()));
     let mut v3 = v4[..v4.len() - 4 * 8].to_vec();
     v3[8..16].copy_from_slice(&3u64.to_le_bytes());
     assert_eq!(State::from_bytes(&v3), Ok(fresh.clone()));
