@@ -7,8 +7,10 @@
 //! the same invocation, in CPU time of the thread (the machine is shared). Run with `cargo bench --workspace --bench lu` (add
 //! `-- quick` for a short run, `-- profile` to time the relaxed blocked kernel alone, and sizes to replace N = 16, 64, 256, 1000); the last row
 //! (N = 0) is the vehicle-like mechanism of `matrices::vehicle_joints` (17 bodies).
-//! The last column is one solve alone on the relaxed factors (what a correction on a
-//! kept matrix costs in the LU). Prints a markdown table for docs/performance.md.
+//! Then one solve alone on the relaxed factors (what a correction on a kept matrix
+//! costs in the LU), and the same figures for the order with the pivots on the
+//! diagonal (`linear/diagonal.rs`, what the iteration matrix tries first), timed
+//! interleaved with the relaxed kernel under partial pivoting. Prints a markdown table for docs/performance.md.
 
 #[path = "../tests/runtime/common/matrices.rs"]
 mod matrices;
@@ -62,8 +64,8 @@ fn time_solve(lu: &mut SparseLu, rhs: &[f64], x: &mut [f64], reps: usize) -> f64
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
     let profile = std::env::args().any(|a| a == "profile");
-    println!("| N | unknowns | nnz(L+U) | multiply-adds (column / exact / relaxed) | supernodes (exact / relaxed) | exact µs | relaxed µs | µs per body (exact / relaxed) | relaxed / exact | max rel. difference | solve alone µs (relaxed) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| N | unknowns | nnz(L+U) | multiply-adds (column / exact / relaxed) | supernodes (exact / relaxed) | exact µs | relaxed µs | µs per body (exact / relaxed) | relaxed / exact | max rel. difference | solve alone µs (relaxed) | diagonal order: multiply-adds, µs, ÷ relaxed, solve alone µs |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     // Sizes on the command line replace the default ones.
     let mut sizes: Vec<usize> = std::env::args().filter_map(|a| a.parse().ok()).collect();
     if sizes.is_empty() {
@@ -84,26 +86,38 @@ fn main() {
         old.set_relaxed(false);
         let mut new = SparseLu::new(&pattern).expect("analysis");
         new.set_relaxed(true);
-        let (mut xo, mut xn) = (rhs.clone(), rhs.clone());
+        // The order with the pivots on the diagonal (what the iteration matrix tries
+        // first), on relaxed supernodes too.
+        let mut diag = SparseLu::new(&pattern).expect("analysis");
+        diag.allow_diagonal_order();
+        let (mut xo, mut xn, mut xd) = (rhs.clone(), rhs.clone(), rhs.clone());
         // The first factorization chooses the pivot order; every later one keeps it.
         time(&mut old, &values, &rhs, &mut xo, 3);
         time(&mut new, &values, &rhs, &mut xn, 3);
+        time(&mut diag, &values, &rhs, &mut xd, 3);
         let reps = if quick {
             50
         } else {
             (200_000 / n).clamp(200, 20_000)
         };
         // Interleaved rounds, the median of the per-round medians.
-        let (mut to, mut tn) = (vec![], vec![]);
+        let (mut to, mut tn, mut td) = (vec![], vec![], vec![]);
         for _ in 0..5 {
             // `-- profile`: the relaxed kernel alone (for perf; the ratio is then void).
             let old_reps = if profile { 1 } else { reps };
             to.push(time(&mut old, &values, &rhs, &mut xo, old_reps));
             tn.push(time(&mut new, &values, &rhs, &mut xn, reps));
+            td.push(time(&mut diag, &values, &rhs, &mut xd, old_reps));
         }
-        to.sort_by(f64::total_cmp);
-        tn.sort_by(f64::total_cmp);
-        let (to, tn) = (to[2], tn[2]);
+        for t in [&mut to, &mut tn, &mut td] {
+            t.sort_by(f64::total_cmp);
+        }
+        let (to, tn, td) = (to[2], tn[2], td[2]);
+        let mut tds: Vec<f64> = (0..5)
+            .map(|_| time_solve(&mut diag, &rhs, &mut xd, 4 * reps))
+            .collect();
+        tds.sort_by(f64::total_cmp);
+        let diagonal = diag.memory().diagonal;
         let mut ts: Vec<f64> = (0..5)
             .map(|_| time_solve(&mut new, &rhs, &mut xn, 4 * reps))
             .collect();
@@ -118,7 +132,7 @@ fn main() {
         assert_eq!(new.active(), LuKernel::Blocked);
         assert_eq!(old.active(), LuKernel::Blocked);
         println!(
-            "| {label} | {} | {} | {} / {} / {} | {} / {} | {to:.1} | {tn:.1} | {:.3} / {:.3} | {:.2} | {diff:.1e} | {:.2} |",
+            "| {label} | {} | {} | {} / {} / {} | {} / {} | {to:.1} | {tn:.1} | {:.3} / {:.3} | {:.2} | {diff:.1e} | {:.2} | {} |",
             pattern.n,
             new.factor_nnz(),
             multiply_adds(&new),
@@ -129,7 +143,17 @@ fn main() {
             to / n as f64,
             tn / n as f64,
             tn / to,
-            ts[2]
+            ts[2],
+            if diagonal {
+                format!(
+                    "{}, {td:.1}, {:.2}, {:.2}",
+                    diag.blocked_multiply_adds().unwrap_or(0),
+                    td / tn,
+                    tds[2]
+                )
+            } else {
+                "none (partial pivoting)".into()
+            }
         );
     }
 }
