@@ -12,9 +12,13 @@
 //! the solves touch two thirds of the entries.
 //!
 //! The order is minimum degree on the pattern of A + Aᵀ with one rule: a node may be
-//! eliminated only once its diagonal is nonzero, in A's values or filled by an
-//! eliminated neighbour. A constraint row waits for a body it couples. The caller
-//! checks the pivots numerically and falls back to partial pivoting.
+//! eliminated only while its pivot, in the Schur complement of the nodes eliminated
+//! before it, passes [`DIAGONAL_TAU`] against the entries below it. The elimination of
+//! the first matrix's values runs alongside the order for that (eligibility from the
+//! pattern alone let a closed loop's joint rows in through fill that was numerically
+//! zero, as in the four-bar and the vehicle's suspension). A constraint row so waits
+//! for a body it couples, and a body's small axial inertia for its joint's rows. The
+//! caller checks the pivots of every later matrix and falls back to partial pivoting.
 
 use super::{SparseLu, DIAGONAL_TAU, PIVOT_TOL};
 use crate::assembly::Pattern;
@@ -35,61 +39,113 @@ pub(super) struct Order {
     pub u_row: Vec<usize>,
 }
 
-/// Sorted union of `a` and `b` without `skip`.
-fn merge_without(a: &[usize], b: &[usize], skip: [usize; 2], out: &mut Vec<usize>) {
+/// A neighbour `w` of a node in the elimination graph, with the current values of
+/// the entries (node, w) and (w, node) (the Schur complement of the nodes eliminated
+/// so far).
+#[derive(Clone, Copy)]
+struct Link {
+    w: usize,
+    row: f64,
+    col: f64,
+}
+
+/// Whether a node with diagonal `d` and neighbours `links` may be eliminated now: its
+/// pivot passes [`DIAGONAL_TAU`] against the entries below it in its column.
+fn eligible(d: f64, links: &[Link]) -> bool {
+    let below = links.iter().fold(0.0f64, |m, l| m.max(l.col.abs()));
+    d.is_finite() && d != 0.0 && d.abs() >= DIAGONAL_TAU * below
+}
+
+/// Node `u`'s links after eliminating `p` with pivot `dp`, where `p`'s links are
+/// `front` and A(u, p), A(p, u) are `a_up`, `a_pu`: the link to `p` dropped, every other
+/// node of `front` joined, and the entries updated by the rank-one Schur complement
+/// A(u, w) −= A(u, p) A(p, w) / dp, A(w, u) −= A(w, p) A(p, u) / dp. Both lists are
+/// sorted by node, and so is the result.
+fn eliminate_into(
+    (u, p): (usize, usize),
+    links: &[Link],
+    front: &[Link],
+    (a_up, a_pu, dp): (f64, f64, f64),
+    out: &mut Vec<Link>,
+) {
     out.clear();
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        let next = match (a.get(i), b.get(j)) {
-            (Some(&x), Some(&y)) if x == y => {
-                i += 1;
-                j += 1;
-                x
+    let mut own = links.iter().filter(|l| l.w != p).peekable();
+    let mut from_p = front.iter().filter(|l| l.w != u).peekable();
+    loop {
+        let (mut link, pw) = match (own.peek(), from_p.peek()) {
+            (None, None) => break,
+            (Some(&&a), Some(&&b)) if a.w == b.w => {
+                own.next();
+                from_p.next();
+                (a, Some(b))
             }
-            (Some(&x), Some(&y)) if x < y => {
-                i += 1;
-                x
+            (Some(&&a), Some(&&b)) if a.w < b.w => {
+                own.next();
+                (a, None)
             }
-            (Some(&x), None) => {
-                i += 1;
-                x
+            (Some(&&a), None) => {
+                own.next();
+                (a, None)
             }
-            (_, Some(&y)) => {
-                j += 1;
-                y
+            (_, Some(&&b)) => {
+                from_p.next();
+                let fresh = Link {
+                    w: b.w,
+                    row: 0.0,
+                    col: 0.0,
+                };
+                (fresh, Some(b))
             }
-            (None, None) => unreachable!(),
         };
-        if !skip.contains(&next) {
-            out.push(next);
+        if let Some(pw) = pw {
+            link.row -= a_up * pw.row / dp;
+            link.col -= pw.col * a_pu / dp;
         }
+        out.push(link);
     }
 }
 
-/// The order of minimum degree with pivots on nonzero diagonals (module doc) for the
-/// matrix of `pattern` with `values`; `None` when nodes are left whose diagonal no
-/// elimination fills (a row of zeros on the diagonal's side: partial pivoting's case).
+/// The order of minimum degree with pivots on the diagonal (module doc) for the matrix
+/// of `pattern` with `values`: a node is eligible while its pivot in the Schur
+/// complement of the nodes before it passes [`DIAGONAL_TAU`] (the elimination of the
+/// values runs alongside the order). `None` when nodes are left that never become
+/// eligible (partial pivoting's case).
 pub(super) fn diagonal_order(pattern: &Pattern, values: &[f64]) -> Option<Order> {
     let n = pattern.n;
-    let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut eligible = vec![false; n];
+    let mut d = vec![0.0; n];
+    let mut adj: Vec<Vec<Link>> = vec![Vec::new(); n];
     for c in 0..n {
         let (a, b) = (pattern.col_ptr[c], pattern.col_ptr[c + 1]);
-        for (&r, &value) in pattern.row_idx[a..b].iter().zip(&values[a..b]) {
+        for (&r, &v) in pattern.row_idx[a..b].iter().zip(&values[a..b]) {
             if r == c {
-                eligible[c] = value != 0.0;
+                d[c] += v;
             } else {
-                adj[r].push(c);
-                adj[c].push(r);
+                adj[r].push(Link {
+                    w: c,
+                    row: v,
+                    col: 0.0,
+                });
+                adj[c].push(Link {
+                    w: r,
+                    row: 0.0,
+                    col: v,
+                });
             }
         }
     }
-    for a in &mut adj {
-        a.sort_unstable();
-        a.dedup();
+    for links in &mut adj {
+        links.sort_unstable_by_key(|l| l.w);
+        links.dedup_by(|b, a| {
+            let same = a.w == b.w;
+            if same {
+                a.row += b.row;
+                a.col += b.col;
+            }
+            same
+        });
     }
     let mut heap: BinaryHeap<Reverse<(usize, usize)>> = (0..n)
-        .filter(|&i| eligible[i])
+        .filter(|&i| eligible(d[i], &adj[i]))
         .map(|i| Reverse((adj[i].len(), i)))
         .collect();
     let mut done = vec![false; n];
@@ -97,19 +153,23 @@ pub(super) fn diagonal_order(pattern: &Pattern, values: &[f64]) -> Option<Order>
     let mut lower: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut merged = Vec::new();
     while let Some(Reverse((degree, p))) = heap.pop() {
-        if done[p] || degree != adj[p].len() {
+        if done[p] || degree != adj[p].len() || !eligible(d[p], &adj[p]) {
             continue; // an entry made stale by a later elimination
         }
         done[p] = true;
         order.push(p);
         let front = std::mem::take(&mut adj[p]);
-        for &u in &front {
-            merge_without(&adj[u], &front, [u, p], &mut merged);
+        for &pu in &front {
+            // p's link to u: row = A(p, u), col = A(u, p).
+            let (u, a_pu, a_up) = (pu.w, pu.row, pu.col);
+            d[u] -= a_up * a_pu / d[p];
+            eliminate_into((u, p), &adj[u], &front, (a_up, a_pu, d[p]), &mut merged);
             std::mem::swap(&mut adj[u], &mut merged);
-            eligible[u] = true;
-            heap.push(Reverse((adj[u].len(), u)));
+            if eligible(d[u], &adj[u]) {
+                heap.push(Reverse((adj[u].len(), u)));
+            }
         }
-        lower[p] = front;
+        lower[p] = front.iter().map(|l| l.w).collect();
     }
     if order.len() < n {
         return None;

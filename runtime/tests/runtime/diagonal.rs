@@ -107,14 +107,13 @@ fn partial_pivoting_where_no_diagonal_order_exists_or_its_pivots_fail() {
                 .collect::<Vec<_>>()
         })
         .collect();
-    // [[1e-12, 1], [1, 1]]: a diagonal order exists, its first pivot is 1e-12 of the
-    // entry below it.
-    let (tiny, _) = Pattern::build(2, &[(0, 1), (1, 0), (1, 1)]);
+    // [[1e-12, 1], [1, 1e-12]]: both diagonals are 1e-12 of the entry below them.
+    let (tiny, _) = Pattern::build(2, &[(0, 1), (1, 0)]);
     let tiny_values: Vec<f64> = (0..2)
         .flat_map(|c| {
             let rows = &tiny.row_idx[tiny.col_ptr[c]..tiny.col_ptr[c + 1]];
             rows.iter()
-                .map(move |&r| if r == 0 && c == 0 { 1e-12 } else { 1.0 })
+                .map(move |&r| if r == c { 1e-12 } else { 1.0 })
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -128,6 +127,30 @@ fn partial_pivoting_where_no_diagonal_order_exists_or_its_pivots_fail() {
         let m = lu.memory();
         assert!(!m.diagonal && m.diagonal_failed, "{values:?}");
     }
+}
+
+#[test]
+fn a_small_diagonal_waits_until_the_elimination_has_grown_it() {
+    // [[1e-12, 1], [1, 1]]: the first diagonal is 1e-12 of the entry below it, so the
+    // second goes first and leaves 1e-12 − 1 on the first.
+    let (pattern, _) = Pattern::build(2, &[(0, 1), (1, 0), (1, 1)]);
+    let values: Vec<f64> = (0..2)
+        .flat_map(|c| {
+            let rows = &pattern.row_idx[pattern.col_ptr[c]..pattern.col_ptr[c + 1]];
+            rows.iter()
+                .map(move |&r| if r == 0 && c == 0 { 1e-12 } else { 1.0 })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut lu = diagonal_lu(&pattern);
+    lu.factorize(&values).unwrap();
+    let m = lu.memory();
+    assert!(m.diagonal, "a diagonal order exists");
+    assert_eq!(m.pinv, [1, 0], "the second row and column first");
+    let mut x = vec![1.0, 2.0];
+    lu.solve(&mut x);
+    let reference = dense_solution(&pattern, &values, &[1.0, 2.0]);
+    assert!(difference(&x, &reference) < 1e-14, "{x:?} vs {reference:?}");
 }
 
 #[test]
