@@ -154,8 +154,9 @@ const REFACTOR_TAU: f64 = 1e-3;
 /// pivots are a body's inertia (the revolute chain's rods have 10⁻⁴ about their axis
 /// against constraint entries of 1 below it) and the definite blocks a constraint's
 /// diagonal receives from the bodies eliminated before it, so smallness relative to
-/// the column is the mechanism's, not a bad pivot's; the threshold only catches a
-/// diagonal that cancels (then partial pivoting takes over).
+/// the column is the mechanism's, not a bad pivot's. The order is built so that the
+/// first matrix's pivots pass it; a later matrix that fails it goes to partial
+/// pivoting.
 const DIAGONAL_TAU: f64 = 1e-8;
 
 /// Sparse LU in two parts.

@@ -44,6 +44,23 @@ fn diagonal_lu(pattern: &Pattern) -> SparseLu {
     lu
 }
 
+/// The 2 × 2 matrix `a`: its off-diagonal nonzeros and the diagonal (always in a
+/// pattern) with their values in the pattern's order.
+fn two_by_two(a: [[f64; 2]; 2]) -> (Pattern, Vec<f64>) {
+    let off: Vec<(usize, usize)> = [(0, 1), (1, 0)]
+        .into_iter()
+        .filter(|&(r, c)| a[r][c] != 0.0)
+        .collect();
+    let (pattern, _) = Pattern::build(2, &off);
+    let values = (0..2)
+        .flat_map(|c| {
+            let rows = &pattern.row_idx[pattern.col_ptr[c]..pattern.col_ptr[c + 1]];
+            rows.iter().map(move |&r| a[r][c]).collect::<Vec<_>>()
+        })
+        .collect();
+    (pattern, values)
+}
+
 #[test]
 fn a_chain_gets_symmetric_factors_with_about_half_the_multiply_adds() {
     for (bodies, joints) in [(16, chain_joints(16)), vehicle_joints()] {
@@ -96,28 +113,11 @@ fn a_chain_gets_symmetric_factors_with_about_half_the_multiply_adds() {
 
 #[test]
 fn partial_pivoting_where_no_diagonal_order_exists_or_its_pivots_fail() {
-    // [[0, 1], [1, 0]]: no diagonal is nonzero and none is filled.
-    let (swap, _) = Pattern::build(2, &[(0, 1), (1, 0)]);
-    // The diagonal is in the pattern with explicit zeros (values by the pattern order).
-    let swap_values: Vec<f64> = (0..2)
-        .flat_map(|c| {
-            let rows = &swap.row_idx[swap.col_ptr[c]..swap.col_ptr[c + 1]];
-            rows.iter()
-                .map(move |&r| if r == c { 0.0 } else { 1.0 })
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    // [[1e-12, 1], [1, 1e-12]]: both diagonals are 1e-12 of the entry below them.
-    let (tiny, _) = Pattern::build(2, &[(0, 1), (1, 0)]);
-    let tiny_values: Vec<f64> = (0..2)
-        .flat_map(|c| {
-            let rows = &tiny.row_idx[tiny.col_ptr[c]..tiny.col_ptr[c + 1]];
-            rows.iter()
-                .map(move |&r| if r == c { 1e-12 } else { 1.0 })
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    for (pattern, values) in [(swap, swap_values), (tiny, tiny_values)] {
+    // [[0, 1], [1, 0]]: no diagonal is nonzero and none is filled; [[1e-12, 1], [1,
+    // 1e-12]]: both diagonals are 1e-12 of the entry below them.
+    let swap = two_by_two([[0.0, 1.0], [1.0, 0.0]]);
+    let tiny = two_by_two([[1e-12, 1.0], [1.0, 1e-12]]);
+    for (pattern, values) in [swap, tiny] {
         let mut lu = diagonal_lu(&pattern);
         lu.factorize(&values).unwrap();
         let mut x = vec![1.0, 2.0];
@@ -133,15 +133,7 @@ fn partial_pivoting_where_no_diagonal_order_exists_or_its_pivots_fail() {
 fn a_small_diagonal_waits_until_the_elimination_has_grown_it() {
     // [[1e-12, 1], [1, 1]]: the first diagonal is 1e-12 of the entry below it, so the
     // second goes first and leaves 1e-12 − 1 on the first.
-    let (pattern, _) = Pattern::build(2, &[(0, 1), (1, 0), (1, 1)]);
-    let values: Vec<f64> = (0..2)
-        .flat_map(|c| {
-            let rows = &pattern.row_idx[pattern.col_ptr[c]..pattern.col_ptr[c + 1]];
-            rows.iter()
-                .map(move |&r| if r == 0 && c == 0 { 1e-12 } else { 1.0 })
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let (pattern, values) = two_by_two([[1e-12, 1.0], [1.0, 1.0]]);
     let mut lu = diagonal_lu(&pattern);
     lu.factorize(&values).unwrap();
     let m = lu.memory();
