@@ -28,7 +28,8 @@
 //! vectorizes without reassociating, and the same input gives the same bits.
 
 use super::amalgamate::{amalgamate, runs_of, stride, structure, LANES, MAX_WIDTH};
-use super::supernodes::{dot_descending, forward_panel};
+use super::larger;
+use super::rows::{Entry, RowFactors};
 
 /// The dense blocks of one L/U pattern and the maps that fill them.
 pub(super) struct Blocks {
@@ -59,11 +60,11 @@ pub(super) struct Blocks {
     upd_map: Vec<u32>,
     /// Every supernode's [`Shape`], made once (the solves read them per supernode).
     shapes: Vec<Shape>,
-    /// One row of an update, or the gathered solution entries of `C` in the solve.
+    /// One row of an update.
     tmp: Vec<f64>,
-    /// 1 / pivot of every elimination step: the backward solve multiplies, as the
-    /// panel's LU does (a division's latency would lie on its critical path).
-    recip: Vec<f64>,
+    /// The factors row by row for the solves (`rows.rs`), copied after each
+    /// refactorization.
+    rows_of_factors: RowFactors,
 }
 
 /// What a supernode's sizes are: first step, width, panel rows, U block columns.
@@ -78,16 +79,17 @@ struct Shape {
 }
 
 impl Blocks {
-    /// The blocks for the strictly lower L pattern (elimination numbering, column
-    /// arrays; its nested columns make the fundamental runs) and A's pattern `col_ptr`/`row_idx` under the row
-    /// order `pinv` and column order `q_inv`: the runs whose L columns nest, merged
-    /// into wider ones where that costs less when `relax` is set (`amalgamate.rs`).
-    /// `None` when an entry of A or of an update has no place in the blocks or the
-    /// maps would not fit 32 bits. Allocates: on a new pivot order only.
+    /// The blocks for the strictly lower L and strictly upper U patterns (elimination
+    /// numbering, column arrays; L's nested columns make the fundamental runs) and A's
+    /// pattern `col_ptr`/`row_idx` under the row order `pinv` and column order `q_inv`:
+    /// the runs whose L columns nest, merged into wider ones where that costs less when
+    /// `relax` is set (`amalgamate.rs`). `None` when an entry of A, of the factors or
+    /// of an update has no place in the blocks or the maps would not fit 32 bits.
+    /// Allocates: on a new pivot order only.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
-        l_ptr: &[usize],
-        l_row: &[usize],
+        (l_ptr, l_row): (&[usize], &[usize]),
+        (u_ptr, u_row): (&[usize], &[usize]),
         col_ptr: &[usize],
         row_idx: &[usize],
         pinv: &[usize],
@@ -155,12 +157,28 @@ impl Blocks {
             upd_ptr: vec![0],
             upd_map: vec![],
             tmp: vec![],
-            recip: vec![0.0; n],
             shapes: vec![],
+            rows_of_factors: RowFactors::new(n, vec![], vec![], pinv, q_inv)?,
         };
         blocks.shapes = (0..ns).map(|s| blocks.shape_of(s)).collect();
         blocks.make_maps(&of, col_ptr, row_idx, pinv, q_inv)?;
+        let lower = blocks.entries(&of, l_ptr, l_row)?;
+        let upper = blocks.entries(&of, u_ptr, u_row)?;
+        blocks.rows_of_factors = RowFactors::new(n, lower, upper, pinv, q_inv)?;
         Some(blocks)
+    }
+
+    /// The entries of a factor's pattern (column arrays, elimination numbering) with
+    /// their places in `val`; `None` if one has no place.
+    fn entries(&self, of: &[usize], ptr: &[usize], row: &[usize]) -> Option<Vec<Entry>> {
+        let mut out = Vec::with_capacity(row.len());
+        for c in 0..ptr.len() - 1 {
+            for &r in &row[ptr[c]..ptr[c + 1]] {
+                let place = u32::try_from(self.place(of, r, c)?).ok()?;
+                out.push((r, c, place));
+            }
+        }
+        Some(out)
     }
 
     /// The places of A's values and of every update in `val`, and how far each
@@ -292,7 +310,8 @@ impl Blocks {
             let (panel, ublock) = own[self.val_ptr[s]..].split_at_mut(sh.m * sh.w);
             let pivots = &mut diag[sh.k0..sh.k0 + sh.w];
             ok &= factor_panel(panel, sh.w, tau, pivots);
-            for (r, &p) in self.recip[sh.k0..].iter_mut().zip(pivots.iter()) {
+            let recip = &mut self.rows_of_factors.recip[sh.k0..];
+            for (r, &p) in recip.iter_mut().zip(pivots.iter()) {
                 *r = 1.0 / p;
             }
             if sh.nc == 0 {
@@ -318,6 +337,7 @@ impl Blocks {
                 scatter(later, maps.remainder(), t0);
             }
         }
+        self.rows_of_factors.gather(&self.val);
         ok
     }
 
@@ -330,30 +350,10 @@ impl Blocks {
         }
     }
 
-    /// Overwrites `y` (elimination numbering) with the solution of L U y = y.
-    pub(super) fn solve(&mut self, y: &mut [f64]) {
-        for s in 0..self.count() {
-            let sh = self.shape(s);
-            let panel = &self.val[self.val_ptr[s]..self.val_ptr[s] + sh.m * sh.w];
-            let rows = &self.rows[self.rows_ptr[s]..self.rows_ptr[s + 1]];
-            forward_panel(sh.k0, sh.w, panel, rows, y);
-        }
-        for s in (0..self.count()).rev() {
-            let sh = self.shape(s);
-            let (w, nc, stride) = (sh.w, sh.nc, sh.stride);
-            let (panel, ublock) = self.val[self.val_ptr[s]..self.val_ptr[s + 1]].split_at(sh.m * w);
-            let tmp = &mut self.tmp[..nc];
-            for (t, &c) in tmp.iter_mut().zip(&self.cols[self.cols_ptr[s]..]) {
-                *t = y[c];
-            }
-            let recip = &self.recip[sh.k0..sh.k0 + w];
-            for i in (0..w).rev() {
-                let right = dot_descending(&ublock[i * stride..i * stride + nc], tmp);
-                let (head, done) = y[sh.k0..sh.k0 + w].split_at_mut(i + 1);
-                let inner = dot_descending(&panel[i * w + i + 1..(i + 1) * w], done);
-                head[i] = (head[i] - right - inner) * recip[i];
-            }
-        }
+    /// Overwrites `rhs` (original numbering) with the solution of A x = rhs on the
+    /// factors of the last refactorization (`rows.rs`).
+    pub(super) fn solve(&mut self, rhs: &mut [f64]) {
+        self.rows_of_factors.solve(rhs);
     }
 }
 
@@ -367,7 +367,7 @@ fn factor_panel(panel: &mut [f64], w: usize, tau: f64, diag: &mut [f64]) -> bool
         let pivot = top[j * w + j];
         let col_max = below
             .chunks_exact(w)
-            .fold(0.0f64, |m, row| m.max(row[j].abs()));
+            .fold(0.0f64, |m, row| larger(m, row[j].abs()));
         if !pivot.is_finite() || pivot == 0.0 || pivot.abs() < tau * col_max {
             ok = false;
         }

@@ -408,7 +408,7 @@ impl System {
         c: &Coefficients,
     ) -> Result<Option<usize>, SimErrorKind> {
         self.assemble_iter(c, settings.iter_noqv);
-        if let Some(pos) = self.jv[..self.jp.nnz()].iter().position(|a| !a.is_finite()) {
+        if let Some(pos) = culprit::position_non_finite(&self.jv[..self.jp.nnz()]) {
             let u = self.labels[self.jp_col_of(pos)].clone();
             return Err(self.trial_not_finite(u, Role::Iter, c, settings.iter_noqv));
         }
