@@ -407,7 +407,7 @@ impl System {
         self.x[..self.nv].copy_from_slice(&self.vd);
         self.x[self.nv..].copy_from_slice(&self.lam);
         self.delta.fill(0.0);
-        self.residual(c, 0.0);
+        self.residual_and_forces(c);
         if let Some(i) = self.f.iter().position(|x| !x.is_finite()) {
             return Err(self.ic_not_finite(self.labels[i].clone(), Role::Res, c));
         }
