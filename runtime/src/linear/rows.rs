@@ -15,19 +15,15 @@
 //! the solve of the 64-rod chain 1.3× slower, more than the copy costs: that matrix
 //! is solved about nine times per factorization.)
 //!
-//! Order of the arithmetic, for the latency of a substitution (each entry waits for
-//! the ones it depends on, so a solve is one long chain of dependent rows): every row
-//! starts from its right-hand side and subtracts its terms from the entry solved
-//! longest ago to the one solved last (columns ascending in L, descending in U), so
-//! only one multiplication and one subtraction wait for the entry just solved. The
-//! rows of U are stored divided by their pivot (multiplied by its reciprocal when
-//! copied), and the right-hand side of a backward row is scaled by the reciprocal
-//! before its sums begin, so no division or scaling waits at a row's end either. On
-//! the iteration matrix of the 64-rod chain (`bench/peers`) this took the solve from
-//! 8.4 to 7.6 µs against the sums first and a subtraction and a scaling after them
-//! (12.8 µs panel by panel). Taking the entry just solved from a register instead of
-//! memory where a row's last term needs it was slower (8.6 µs: the test per row). Every solve runs this arithmetic,
-//! whether its matrix is new or kept.
+//! Sum order, for the latency of a substitution: every row sums its terms from the
+//! entry solved longest ago to the one solved last (columns ascending in L,
+//! descending in U), so only the last multiply-add and the subtraction wait for the
+//! entry just solved; the pivots are applied as stored reciprocals. Every solve runs
+//! this arithmetic, whether its matrix is new or kept. (Starting each row from its
+//! right-hand side and storing U divided by its pivots shortened that wait further,
+//! 8.4 → 7.6 µs on the 64-rod chain's matrix with the same backward errors, but moved
+//! the 64-body chain of `tests/runtime/newton.rs` to 1.29e-9 from its converged run
+//! against 0.55e-9 with the panel-wise solve and 0.70e-9 with this one: not kept.)
 
 /// One entry of a factor: (row, column) in elimination numbering and its place in the
 /// blocks' value array.
@@ -61,24 +57,19 @@ impl Triangle {
         }
     }
 
-    /// Copies the values from the blocks' value array, each row multiplied by its
-    /// `scale`.
-    fn gather(&mut self, blocks: &[f64], scale: impl Fn(usize) -> f64) {
-        for i in 0..self.ptr.len() - 1 {
-            let (a, b) = (self.ptr[i], self.ptr[i + 1]);
-            let s = scale(i);
-            for (v, &p) in self.val[a..b].iter_mut().zip(&self.place[a..b]) {
-                *v = blocks[p as usize] * s;
-            }
+    /// Copies the values from the blocks' value array.
+    fn gather(&mut self, blocks: &[f64]) {
+        for (v, &p) in self.val.iter_mut().zip(&self.place) {
+            *v = blocks[p as usize];
         }
     }
 
-    /// `start` − Σ value × y[column] over row i's entries, in the row's order.
+    /// Σ value × y[column] over row i's entries, in the row's order.
     #[inline(always)]
-    fn row_rest(&self, i: usize, start: f64, y: &[f64]) -> f64 {
+    fn row_sum(&self, i: usize, y: &[f64]) -> f64 {
         let (a, b) = (self.ptr[i], self.ptr[i + 1]);
         let terms = self.col[a..b].iter().zip(&self.val[a..b]);
-        terms.fold(start, |rest, (&c, &v)| rest - v * y[c as usize])
+        terms.fold(0.0, |sum, (&c, &v)| sum + v * y[c as usize])
     }
 }
 
@@ -131,12 +122,10 @@ impl RowFactors {
     }
 
     /// Copies the factors' values from the blocks' value array (after a
-    /// refactorization, which has written `recip`): L as it is, U's rows divided by
-    /// their pivots.
+    /// refactorization).
     pub(super) fn gather(&mut self, blocks: &[f64]) {
-        self.lower.gather(blocks, |_| 1.0);
-        let recip = &self.recip;
-        self.upper.gather(blocks, |i| recip[i]);
+        self.lower.gather(blocks);
+        self.upper.gather(blocks);
     }
 
     /// Overwrites `rhs` (original numbering) with the solution of A x = rhs.
@@ -144,11 +133,12 @@ impl RowFactors {
         let n = self.y.len();
         let y = &mut self.y;
         for i in 0..n {
-            let b = rhs[self.row_of_step[i] as usize];
-            y[i] = self.lower.row_rest(i, b, y);
+            let sum = self.lower.row_sum(i, y);
+            y[i] = rhs[self.row_of_step[i] as usize] - sum;
         }
         for i in (0..n).rev() {
-            let yi = self.upper.row_rest(i, y[i] * self.recip[i], y);
+            let sum = self.upper.row_sum(i, y);
+            let yi = (y[i] - sum) * self.recip[i];
             y[i] = yi;
             rhs[self.col_of_step[i] as usize] = yi;
         }

@@ -171,7 +171,7 @@ fn generic_patterns_equal_the_presets() {
 /// first 4 s (the crank falls over and turns about once): the error falls with the
 /// tolerance and stays proportional to it; rows every 1 ms are as accurate as rows at
 /// the steps; at equal accuracy adaptive takes no more steps than the best fixed step.
-/// Measured: 24, 6.8, 5.3, 5.2, 5.7 and 19 tol for 1e-4 … 1e-9 (the runtime's velocity
+/// Measured: 24, 6.8, 5.3, 5.2, 5.6 and 21 tol for 1e-4 … 1e-9 (the runtime's velocity
 /// term of the error estimate stops below 1e-8), 655 … 168,326 steps; at 1e-6, 6,517
 /// adaptive steps against 15,527 for the fixed h = 0.258 ms of the same error. The
 /// bound 100 tol is the one constant of all four acceptance models (docs/runtime.md).
