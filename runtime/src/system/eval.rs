@@ -55,37 +55,60 @@ pub(super) fn call(
         return false;
     };
     // Only the arrays the function reads (a joint's residual needs neither v nor v̇
-    // nor Δ): the gathers cost about as much as a small element's arithmetic.
-    let gather = |local: &mut [f64], map: &[usize], global: &[f64], slot: Slot| {
-        if rf.reads.has(slot) {
+    // nor Δ): the gathers cost about as much as a small element's arithmetic. A map
+    // that is one run of global indices is read in place: no gather at all.
+    let input =
+        |local: &mut [f64], (map, start): (&[usize], Option<usize>), global: &[f64], slot: Slot| {
+            if !rf.reads.has(slot) {
+                return local.as_ptr();
+            }
+            if let Some(start) = start {
+                return global[start..start + map.len()].as_ptr();
+            }
             for (x, &g) in local.iter_mut().zip(map) {
                 *x = global[g];
             }
-        }
-    };
-    gather(&mut s.q, &e.q_map, w.q, Slot::Q);
-    gather(&mut s.v, &e.v_map, w.v, Slot::V);
-    gather(&mut s.vd, &e.v_map, w.vd, Slot::Vdot);
-    gather(&mut s.d, &e.v_map, w.delta, Slot::Delta);
-    gather(&mut s.l, &e.lambda_map, w.lam, Slot::Lambda);
+            local.as_ptr()
+        };
+    let v_map = (&e.v_map[..], e.v_start);
+    let q = input(&mut s.q, (&e.q_map, e.q_start), w.q, Slot::Q);
+    let v = input(&mut s.v, v_map, w.v, Slot::V);
+    let vd = input(&mut s.vd, v_map, w.vd, Slot::Vdot);
+    let d = input(&mut s.d, v_map, w.delta, Slot::Delta);
+    let l = input(
+        &mut s.l,
+        (&e.lambda_map, e.lambda_start),
+        w.lam,
+        Slot::Lambda,
+    );
     let t = w.t;
     let c = c.abi();
     // SAFETY: System::new checked that every array is at least as long as the sizes
-    // the element type declares and that `out` holds the role's output.
+    // the element type declares (a map read in place is a slice of the global array
+    // as long as the map) and that `out` holds the role's output; the function writes
+    // only `out`.
     unsafe {
         (rf.func)(
-            s.q.as_ptr(),
-            s.v.as_ptr(),
-            s.vd.as_ptr(),
-            s.l.as_ptr(),
+            q,
+            v,
+            vd,
+            l,
             e.params.as_ptr(),
             c.as_ptr(),
-            s.d.as_ptr(),
+            d,
             &t,
             s.out.as_mut_ptr(),
         );
     }
     true
+}
+
+/// The first index of `map` if its indices are consecutive (`[s, s + 1, …]`), else
+/// `None` (also for an empty map, which has nothing to read).
+pub(super) fn contiguous(map: &[usize]) -> Option<usize> {
+    let &start = map.first()?;
+    let consecutive = map.iter().enumerate().all(|(k, &g)| g == start + k);
+    consecutive.then_some(start)
 }
 
 /// The configuration q ∘ exp(Δ) of every body through its `Update` role at the
@@ -105,8 +128,14 @@ pub(super) fn update_bodies(
             continue;
         }
         call(types, e, Role::Update, s, w, c);
-        for (k, &g) in e.q_map.iter().enumerate() {
-            q_out[g] = s.out[k];
+        let nq = e.q_map.len();
+        match e.q_start {
+            Some(start) => q_out[start..start + nq].copy_from_slice(&s.out[..nq]),
+            None => {
+                for (k, &g) in e.q_map.iter().enumerate() {
+                    q_out[g] = s.out[k];
+                }
+            }
         }
     }
 }
@@ -132,12 +161,24 @@ fn add_matrix(jv: &mut [f64], positions: &[usize], out: &[f64]) {
 /// given, f.
 fn add_residual(r: &mut [f64], f: Option<&mut [f64]>, e: &Inst, ty: &ElementType, out: &[f64]) {
     let n = ty.nv + ty.nl;
-    for (&g, &a) in e.x_map.iter().zip(&out[..n]) {
-        r[g] += a;
-    }
+    add_at(r, (&e.x_map, e.x_start), &out[..n]);
     if let Some(f) = f {
-        for (&g, &a) in e.v_map.iter().zip(&out[n..]) {
-            f[g] += a;
+        add_at(f, (&e.v_map, e.v_start), &out[n..n + ty.nv]);
+    }
+}
+
+/// `global[map[k]] += local[k]`; a slice addition where the map is one run.
+fn add_at(global: &mut [f64], (map, start): (&[usize], Option<usize>), local: &[f64]) {
+    match start {
+        Some(start) => {
+            for (x, &a) in global[start..start + map.len()].iter_mut().zip(local) {
+                *x += a;
+            }
+        }
+        None => {
+            for (&g, &a) in map.iter().zip(local) {
+                global[g] += a;
+            }
         }
     }
 }
@@ -413,5 +454,19 @@ impl System {
                 }
             };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A map is read in place only where its indices run consecutively upwards.
+    #[test]
+    fn only_a_consecutive_run_is_contiguous() {
+        assert_eq!(super::contiguous(&[3, 4, 5, 6]), Some(3));
+        assert_eq!(super::contiguous(&[7]), Some(7));
+        assert_eq!(super::contiguous(&[]), None);
+        assert_eq!(super::contiguous(&[3, 5, 6]), None);
+        assert_eq!(super::contiguous(&[4, 3]), None);
+        assert_eq!(super::contiguous(&[3, 4, 3]), None);
     }
 }

@@ -32,6 +32,14 @@ struct Inst {
     lambda_map: Vec<usize>,
     /// Local unknown [v̇; λ] → global unknown.
     x_map: Vec<usize>,
+    /// Where `q_map`, `v_map`, `lambda_map` and `x_map` are one run of consecutive
+    /// global indices (a body's own coordinates): its first index
+    /// ([`eval::contiguous`]). Such a map is read in place and added to as a slice
+    /// instead of entry by entry through the indices.
+    q_start: Option<usize>,
+    v_start: Option<usize>,
+    lambda_start: Option<usize>,
+    x_start: Option<usize>,
     /// Value index in the iteration matrix of every `Iter` entry.
     iter_pos: Vec<usize>,
     /// Global row of every `Iter` entry and the positions before constraint removal.
