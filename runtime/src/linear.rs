@@ -330,8 +330,8 @@ impl SparseLu {
         let n = self.pattern.n;
         self.blocks = Supernodes::new(n, &self.l_ptr, &self.l_row, &self.u_ptr, &self.u_row);
         self.dense = Blocks::new(
-            (&self.l_ptr, &self.l_row),
-            (&self.u_ptr, &self.u_row),
+            &self.l_ptr,
+            &self.l_row,
             &self.pattern.col_ptr,
             &self.pattern.row_idx,
             &self.pinv,
@@ -479,11 +479,22 @@ impl LinearSolver for SparseLu {
 
     fn solve(&mut self, rhs: &mut [f64]) {
         let active = self.factored;
+        let n = self.pattern.n;
         if let (LuKernel::Blocked, Some(dense)) = (active, self.dense.as_mut()) {
-            dense.solve(rhs);
+            if dense.solve_by_rows(rhs) {
+                return;
+            }
+            let y = &mut self.x;
+            for i in 0..n {
+                y[self.pinv[i]] = rhs[i];
+            }
+            dense.solve(y);
+            for j in 0..n {
+                rhs[self.q[j]] = y[j];
+                y[j] = 0.0;
+            }
             return;
         }
-        let n = self.pattern.n;
         let y = &mut self.x;
         for i in 0..n {
             y[self.pinv[i]] = rhs[i];

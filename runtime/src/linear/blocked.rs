@@ -30,6 +30,17 @@
 use super::amalgamate::{amalgamate, runs_of, stride, structure, LANES, MAX_WIDTH};
 use super::larger;
 use super::rows::{Entry, RowFactors};
+use super::supernodes::{dot_descending, forward_panel};
+
+/// The mean supernode width at or below which the solves run row by row
+/// (`rows.rs`) instead of panel by panel. Narrow panels make a panel-wise solve pay for
+/// every panel row it visits: the 64-rod chain's iteration matrix (191 supernodes for
+/// 704 unknowns, mean width 3.7) solves in 8.4 µs by rows against 12.8 µs by panels.
+/// Wide ones give its dot products contiguous runs of the solution, which the rows
+/// reach through one index per entry: the lu bench's chains with spring-dampers under
+/// partial pivoting (mean width 11) solve 1.1× slower by rows, its vehicle-like tree
+/// (mean width 13) 1.3× slower.
+const ROW_SOLVE_WIDTH: usize = 8;
 
 /// The dense blocks of one L/U pattern and the maps that fill them.
 pub(super) struct Blocks {
@@ -60,11 +71,14 @@ pub(super) struct Blocks {
     upd_map: Vec<u32>,
     /// Every supernode's [`Shape`], made once (the solves read them per supernode).
     shapes: Vec<Shape>,
-    /// One row of an update.
+    /// One row of an update, or the gathered solution entries of `C` in the solve.
     tmp: Vec<f64>,
-    /// The factors row by row for the solves (`rows.rs`), copied after each
-    /// refactorization.
-    rows_of_factors: RowFactors,
+    /// 1 / pivot of every elimination step: the backward solves multiply, as the
+    /// panel's LU does (a division's latency would lie on their critical path).
+    recip: Vec<f64>,
+    /// With narrow supernodes ([`ROW_SOLVE_WIDTH`]): the factors row by row for the
+    /// solves (`rows.rs`), copied after each refactorization.
+    rows_of_factors: Option<RowFactors>,
 }
 
 /// What a supernode's sizes are: first step, width, panel rows, U block columns.
@@ -79,17 +93,17 @@ struct Shape {
 }
 
 impl Blocks {
-    /// The blocks for the strictly lower L and strictly upper U patterns (elimination
-    /// numbering, column arrays; L's nested columns make the fundamental runs) and A's
-    /// pattern `col_ptr`/`row_idx` under the row order `pinv` and column order `q_inv`:
-    /// the runs whose L columns nest, merged into wider ones where that costs less when
-    /// `relax` is set (`amalgamate.rs`). `None` when an entry of A, of the factors or
-    /// of an update has no place in the blocks or the maps would not fit 32 bits.
-    /// Allocates: on a new pivot order only.
+    /// The blocks for the strictly lower L pattern (elimination numbering, column
+    /// arrays; its nested columns make the fundamental runs) and A's pattern
+    /// `col_ptr`/`row_idx` under the row order `pinv` and column order `q_inv`: the runs
+    /// whose L columns nest, merged into wider ones where that costs less when `relax`
+    /// is set (`amalgamate.rs`). `None` when an entry of A or of an update has no place
+    /// in the blocks or the maps would not fit 32 bits. Allocates: on a new pivot order
+    /// only.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
-        (l_ptr, l_row): (&[usize], &[usize]),
-        (u_ptr, u_row): (&[usize], &[usize]),
+        l_ptr: &[usize],
+        l_row: &[usize],
         col_ptr: &[usize],
         row_idx: &[usize],
         pinv: &[usize],
@@ -158,27 +172,48 @@ impl Blocks {
             upd_map: vec![],
             tmp: vec![],
             shapes: vec![],
-            rows_of_factors: RowFactors::new(n, vec![], vec![], pinv, q_inv)?,
+            recip: vec![0.0; n],
+            rows_of_factors: None,
         };
         blocks.shapes = (0..ns).map(|s| blocks.shape_of(s)).collect();
         blocks.make_maps(&of, col_ptr, row_idx, pinv, q_inv)?;
-        let lower = blocks.entries(&of, l_ptr, l_row)?;
-        let upper = blocks.entries(&of, u_ptr, u_row)?;
-        blocks.rows_of_factors = RowFactors::new(n, lower, upper, pinv, q_inv)?;
+        if n <= ROW_SOLVE_WIDTH * ns {
+            let (lower, upper) = blocks.factor_entries();
+            blocks.rows_of_factors = Some(RowFactors::new(n, lower, upper, pinv, q_inv)?);
+        }
         Some(blocks)
     }
 
-    /// The entries of a factor's pattern (column arrays, elimination numbering) with
-    /// their places in `val`; `None` if one has no place.
-    fn entries(&self, of: &[usize], ptr: &[usize], row: &[usize]) -> Option<Vec<Entry>> {
-        let mut out = Vec::with_capacity(row.len());
-        for c in 0..ptr.len() - 1 {
-            for &r in &row[ptr[c]..ptr[c + 1]] {
-                let place = u32::try_from(self.place(of, r, c)?).ok()?;
-                out.push((r, c, place));
+    /// Every entry the blocks hold of the strictly lower L and the strictly upper U
+    /// (the panels below and above their diagonals, the U blocks without their padding)
+    /// with its place in `val`: the blocks' own structure, so that the row layout has
+    /// exactly the entries the elimination writes (the few explicit zeros of merged
+    /// supernodes included; the L/U patterns of the pivot order can differ from it).
+    fn factor_entries(&self) -> (Vec<Entry>, Vec<Entry>) {
+        let (mut lower, mut upper) = (vec![], vec![]);
+        for s in 0..self.count() {
+            let sh = self.shape(s);
+            let base = self.val_ptr[s];
+            let rows = &self.rows[self.rows_ptr[s]..self.rows_ptr[s + 1]];
+            for (i, &r) in rows.iter().enumerate() {
+                for c in sh.k0..sh.k0 + sh.w {
+                    let place = (base + i * sh.w + c - sh.k0) as u32;
+                    if r > c {
+                        lower.push((r, c, place));
+                    } else if r < c {
+                        upper.push((r, c, place));
+                    }
+                }
+            }
+            let cols = &self.cols[self.cols_ptr[s]..self.cols_ptr[s + 1]];
+            let ublock = base + sh.w * sh.m;
+            for i in 0..sh.w {
+                for (k, &c) in cols.iter().enumerate() {
+                    upper.push((sh.k0 + i, c, (ublock + i * sh.stride + k) as u32));
+                }
             }
         }
-        Some(out)
+        (lower, upper)
     }
 
     /// The places of A's values and of every update in `val`, and how far each
@@ -310,8 +345,7 @@ impl Blocks {
             let (panel, ublock) = own[self.val_ptr[s]..].split_at_mut(sh.m * sh.w);
             let pivots = &mut diag[sh.k0..sh.k0 + sh.w];
             ok &= factor_panel(panel, sh.w, tau, pivots);
-            let recip = &mut self.rows_of_factors.recip[sh.k0..];
-            for (r, &p) in recip.iter_mut().zip(pivots.iter()) {
+            for (r, &p) in self.recip[sh.k0..].iter_mut().zip(pivots.iter()) {
                 *r = 1.0 / p;
             }
             if sh.nc == 0 {
@@ -337,7 +371,9 @@ impl Blocks {
                 scatter(later, maps.remainder(), t0);
             }
         }
-        self.rows_of_factors.gather(&self.val);
+        if let Some(rows) = self.rows_of_factors.as_mut() {
+            rows.gather(&self.val);
+        }
         ok
     }
 
@@ -351,9 +387,42 @@ impl Blocks {
     }
 
     /// Overwrites `rhs` (original numbering) with the solution of A x = rhs on the
-    /// factors of the last refactorization (`rows.rs`).
-    pub(super) fn solve(&mut self, rhs: &mut [f64]) {
-        self.rows_of_factors.solve(rhs);
+    /// factors of the last refactorization, row by row (`rows.rs`), and returns true
+    /// where the supernodes are narrow ([`ROW_SOLVE_WIDTH`]); returns false and leaves
+    /// `rhs` for the panel-wise [`Blocks::solve`] where they are wide.
+    pub(super) fn solve_by_rows(&mut self, rhs: &mut [f64]) -> bool {
+        let Some(rows) = self.rows_of_factors.as_mut() else {
+            return false;
+        };
+        rows.solve(rhs, &self.recip);
+        true
+    }
+
+    /// Overwrites `y` (elimination numbering) with the solution of L U y = y, panel by
+    /// panel.
+    pub(super) fn solve(&mut self, y: &mut [f64]) {
+        for s in 0..self.count() {
+            let sh = self.shape(s);
+            let panel = &self.val[self.val_ptr[s]..self.val_ptr[s] + sh.m * sh.w];
+            let rows = &self.rows[self.rows_ptr[s]..self.rows_ptr[s + 1]];
+            forward_panel(sh.k0, sh.w, panel, rows, y);
+        }
+        for s in (0..self.count()).rev() {
+            let sh = self.shape(s);
+            let (w, nc, stride) = (sh.w, sh.nc, sh.stride);
+            let (panel, ublock) = self.val[self.val_ptr[s]..self.val_ptr[s + 1]].split_at(sh.m * w);
+            let tmp = &mut self.tmp[..nc];
+            for (t, &c) in tmp.iter_mut().zip(&self.cols[self.cols_ptr[s]..]) {
+                *t = y[c];
+            }
+            let recip = &self.recip[sh.k0..sh.k0 + w];
+            for i in (0..w).rev() {
+                let right = dot_descending(&ublock[i * stride..i * stride + nc], tmp);
+                let (head, done) = y[sh.k0..sh.k0 + w].split_at_mut(i + 1);
+                let inner = dot_descending(&panel[i * w + i + 1..(i + 1) * w], done);
+                head[i] = (head[i] - right - inner) * recip[i];
+            }
+        }
     }
 }
 

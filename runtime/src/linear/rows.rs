@@ -7,8 +7,9 @@
 //! supernodes 3 to 5 columns wide, so at N = 64 the panel-wise solve ran ≈ 20
 //! instructions per multiply-add. A Newton step solves several times on one matrix
 //! (every correction, and the error estimate), so the solve has its own layout: the
-//! entries of the symbolic L and U patterns (the panels' explicit zeros stay out) by
-//! rows with their columns, their values copied from the blocks after each
+//! entries the blocks hold (their own structure, with the few explicit zeros of merged
+//! supernodes, without the U blocks' padding) by rows with their columns, their values
+//! copied from the blocks after each
 //! refactorization, so that a solve is two passes of short indexed dot products over
 //! contiguous values. The row and column permutations are folded into those passes.
 //! (Reading the values at their places in the blocks instead of copying them made
@@ -79,8 +80,6 @@ pub(super) struct RowFactors {
     lower: Triangle,
     /// Strictly upper U, columns descending in each row.
     upper: Triangle,
-    /// 1 / pivot of every elimination step (written by the refactorization).
-    pub recip: Vec<f64>,
     /// The original row of each elimination step, and the original column.
     row_of_step: Vec<u32>,
     col_of_step: Vec<u32>,
@@ -114,7 +113,6 @@ impl RowFactors {
         Some(RowFactors {
             lower: Triangle::new(n, &lower),
             upper: Triangle::new(n, &upper),
-            recip: vec![0.0; n],
             row_of_step,
             col_of_step,
             y: vec![0.0; n],
@@ -128,8 +126,9 @@ impl RowFactors {
         self.upper.gather(blocks);
     }
 
-    /// Overwrites `rhs` (original numbering) with the solution of A x = rhs.
-    pub(super) fn solve(&mut self, rhs: &mut [f64]) {
+    /// Overwrites `rhs` (original numbering) with the solution of A x = rhs, with
+    /// `recip` the reciprocal pivots.
+    pub(super) fn solve(&mut self, rhs: &mut [f64], recip: &[f64]) {
         let n = self.y.len();
         let y = &mut self.y;
         for i in 0..n {
@@ -138,7 +137,7 @@ impl RowFactors {
         }
         for i in (0..n).rev() {
             let sum = self.upper.row_sum(i, y);
-            let yi = (y[i] - sum) * self.recip[i];
+            let yi = (y[i] - sum) * recip[i];
             y[i] = yi;
             rhs[self.col_of_step[i] as usize] = yi;
         }

@@ -40,6 +40,14 @@ pub(super) fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(a, b)| a * b).sum()
 }
 
+/// [`dot`] summed from the last term to the first. A backward substitution solves the
+/// entries from the last to the first, so the first terms of its sums are those solved
+/// last: summed last, only the final additions wait for them and the rest of each sum
+/// runs ahead (from the first term, the whole chain of additions would wait).
+pub(super) fn dot_descending(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).rev().map(|(a, b)| a * b).sum()
+}
+
 impl Supernodes {
     /// Supernodes of the strictly lower L pattern and strictly upper U pattern (rows in
     /// elimination numbering, columns as `ptr`/`row` arrays). `None` when the U
