@@ -396,6 +396,12 @@ impl SparseLu {
         self.dense.as_ref().map_or(vec![], Blocks::shapes)
     }
 
+    /// Whether the solves run row by row (`linear/rows.rs`: the blocked kernel on
+    /// narrow supernodes) rather than panel by panel (diagnostics and tests).
+    pub fn solves_by_rows(&self) -> bool {
+        self.active() == LuKernel::Blocked && self.dense.as_ref().is_some_and(Blocks::has_rows)
+    }
+
     fn refactor_chosen(&mut self, values: &[f64], tau: f64) -> bool {
         self.factored = self.active();
         match self.factored {

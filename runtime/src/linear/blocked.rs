@@ -386,6 +386,11 @@ impl Blocks {
         }
     }
 
+    /// Whether the solves run row by row ([`Blocks::solve_by_rows`]).
+    pub(super) fn has_rows(&self) -> bool {
+        self.rows_of_factors.is_some()
+    }
+
     /// Overwrites `rhs` (original numbering) with the solution of A x = rhs on the
     /// factors of the last refactorization, row by row (`rows.rs`), and returns true
     /// where the supernodes are narrow ([`ROW_SOLVE_WIDTH`]); returns false and leaves

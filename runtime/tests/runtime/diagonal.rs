@@ -168,3 +168,42 @@ fn an_abandoned_diagonal_order_is_replaced_by_partial_pivoting_for_good() {
     assert!(!plain.memory().diagonal && !plain.memory().diagonal_failed);
     assert!(!plain.abandon_diagonal_order());
 }
+
+/// The solves run row by row where the blocked kernel's supernodes are narrow (the
+/// rod chain with the pivots on the diagonal) and panel by panel where they are wide
+/// (the chain with spring-dampers under partial pivoting); both give the dense LU's
+/// solutions, on a new matrix and on the next one with the kept order.
+#[test]
+fn narrow_supernodes_solve_by_rows_and_wide_ones_by_panels() {
+    let spring_chain = iteration_matrix(24, &chain_joints(24), 3);
+    let cases = [(rod_chain_matrix(24, 3), true), (spring_chain, false)];
+    for ((pattern, values), narrow) in cases {
+        let mut lu = SparseLu::new(&pattern).unwrap();
+        if narrow {
+            lu.allow_diagonal_order();
+        }
+        let mut seed = 11;
+        for round in 0..2 {
+            // The second round refactorizes other values on the kept order.
+            let scaled: Vec<f64> = values
+                .iter()
+                .map(|v| v * (1.0 + 0.1 * round as f64))
+                .collect();
+            lu.factorize(&scaled).unwrap();
+            assert_eq!(lu.solves_by_rows(), narrow, "narrow {narrow}");
+            let b: Vec<f64> = (0..pattern.n).map(|_| lcg(&mut seed)).collect();
+            let mut x = b.clone();
+            lu.solve(&mut x);
+            let reference = dense_solution(&pattern, &scaled, &b);
+            let (diff, err) = (
+                difference(&x, &reference),
+                backward_error(&pattern, &scaled, &x, &b),
+            );
+            assert!(
+                diff < 1e-10 && err < 1e-14,
+                "narrow {narrow} round {round}: {diff:e} {err:e}"
+            );
+        }
+        assert_eq!(lu.full_factorizations(), 1);
+    }
+}

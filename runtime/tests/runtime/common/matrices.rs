@@ -172,3 +172,60 @@ pub fn random_matrix(n: usize, per_column: usize, shift: f64, seed: u64) -> (Pat
         .collect();
     (pattern, values)
 }
+
+/// The iteration matrix of the peers' benchmark chain (`bench/peers`): N rods hanging
+/// from revolute joints, no spring-dampers. Each body's translations have a diagonal
+/// block (mass), its rotations a dense 3×3 one (inertia, gyroscopic terms); a joint's
+/// three position rows reach both bodies' translations (±1) and rotations (lever
+/// arms), its two orientation rows the rotations only, with the transposed blocks as
+/// in [`iteration_matrix`]. The first joint holds body 0 to the ground. With the
+/// pivots on the diagonal its supernodes are narrow (a body's translations,
+/// rotations and joint rows apart).
+pub fn rod_chain_matrix(bodies: usize, seed: u64) -> (Pattern, Vec<f64>) {
+    let nv = 6 * bodies;
+    let mut seed = seed;
+    let mut entries = vec![];
+    let mut vals = vec![];
+    let mut push = |r: usize, c: usize, v: f64| {
+        entries.push((r, c));
+        vals.push(v);
+    };
+    for b in 0..bodies {
+        for i in 0..3 {
+            push(6 * b + i, 6 * b + i, 2.0 + 0.1 * lcg(&mut seed));
+            for j in 3..6 {
+                let d = if i + 3 == j { 1.5 } else { 0.0 };
+                push(6 * b + i + 3, 6 * b + j, d + 0.1 * lcg(&mut seed));
+            }
+        }
+    }
+    for joint in 0..bodies {
+        let row = nv + 5 * joint;
+        let bodies = joint.checked_sub(1).into_iter().chain([joint]);
+        for (side, body) in bodies.enumerate() {
+            let sign = if side == 0 && joint > 0 { -1.0 } else { 1.0 };
+            let mut both = |r: usize, c: usize, v: f64, seed: &mut u64| {
+                push(r, c, v);
+                push(c, r, v + 0.01 * lcg(seed));
+            };
+            for i in 0..3 {
+                both(row + i, 6 * body + i, sign, &mut seed);
+                for j in 3..6 {
+                    both(row + i, 6 * body + j, 0.25 * lcg(&mut seed), &mut seed);
+                }
+            }
+            for i in 3..5 {
+                for j in 3..6 {
+                    both(row + i, 6 * body + j, lcg(&mut seed), &mut seed);
+                }
+            }
+        }
+    }
+    let n = nv + 5 * bodies;
+    let (pattern, map) = Pattern::build(n, &entries);
+    let mut values = vec![0.0; pattern.nnz()];
+    for (k, &m) in map.iter().enumerate() {
+        values[m] += vals[k];
+    }
+    (pattern, values)
+}
