@@ -5,8 +5,10 @@
 //! dense blocks) on relaxed supernodes (merged into wider ones with explicit zeros, the
 //! default) against the same kernel on the exact ones (runs whose L columns nest) in
 //! the same invocation, in CPU time of the thread (the machine is shared). Run with `cargo bench --workspace --bench lu` (add
-//! `-- quick` for a short run, `-- profile` to time the relaxed blocked kernel alone, and sizes to replace N = 16, 64, 256, 1000); the last row
-//! (N = 0) is the vehicle-like mechanism of `matrices::vehicle_joints` (17 bodies).
+//! `-- quick` for a short run, `-- profile` to time the relaxed blocked kernel alone, and sizes to replace N = 16, 64, 256, 1000); then the
+//! same sizes of the peers' rod chain (`matrices::rod_chain_matrix`: no spring-dampers,
+//! whose diagonal order has narrow supernodes that solve row by row), and last the
+//! vehicle-like mechanism of `matrices::vehicle_joints` (17 bodies).
 //! Then one solve alone on the relaxed factors (what a correction on a kept matrix
 //! costs in the LU), and the same figures for the order with the pivots on the
 //! diagonal (`linear/diagonal.rs`, what the iteration matrix tries first), timed
@@ -64,22 +66,31 @@ fn time_solve(lu: &mut SparseLu, rhs: &[f64], x: &mut [f64], reps: usize) -> f64
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
     let profile = std::env::args().any(|a| a == "profile");
-    println!("| N | unknowns | nnz(L+U) | multiply-adds (column / exact / relaxed) | supernodes (exact / relaxed) | exact µs | relaxed µs | µs per body (exact / relaxed) | relaxed / exact | max rel. difference | solve alone µs (relaxed) | diagonal order: multiply-adds, µs, ÷ relaxed, solve alone µs |");
+    println!("| N | unknowns | nnz(L+U) | multiply-adds (column / exact / relaxed) | supernodes (exact / relaxed) | exact µs | relaxed µs | µs per body (exact / relaxed) | relaxed / exact | max rel. difference | solve alone µs (relaxed) | diagonal order: multiply-adds, µs, ÷ relaxed, solve alone µs (by rows or panels) |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     // Sizes on the command line replace the default ones.
     let mut sizes: Vec<usize> = std::env::args().filter_map(|a| a.parse().ok()).collect();
     if sizes.is_empty() {
         sizes = vec![16, 64, 256, 1000];
     }
-    // N-link chains, then the vehicle-like tree with closed suspension loops (N = 0
-    // in the table, its 17 bodies in the per-body figures).
+    // N-link chains, the peers' rod chains (`bench/peers`: no spring-dampers, narrow
+    // supernodes with the pivots on the diagonal), then the vehicle-like tree with closed
+    // suspension loops (its 17 bodies in the per-body figures).
     let (vehicle_bodies, vehicle) = matrices::vehicle_joints();
-    let cases = sizes
-        .into_iter()
-        .map(|n| (n, n, matrices::chain_joints(n)))
-        .chain([(0, vehicle_bodies, vehicle)]);
-    for (label, n, joints) in cases {
-        let (pattern, values) = matrices::iteration_matrix(n, &joints, 1);
+    let chains = sizes.iter().map(|&n| {
+        let joints = matrices::chain_joints(n);
+        (n.to_string(), n, matrices::iteration_matrix(n, &joints, 1))
+    });
+    let rods = sizes
+        .iter()
+        .map(|&n| (format!("{n} rods"), n, matrices::rod_chain_matrix(n, 1)));
+    let vehicle_matrix = matrices::iteration_matrix(vehicle_bodies, &vehicle, 1);
+    let cases = chains.chain(rods).chain([(
+        "vehicle-like tree".to_string(),
+        vehicle_bodies,
+        vehicle_matrix,
+    )]);
+    for (label, n, (pattern, values)) in cases {
         let mut seed = 5;
         let rhs: Vec<f64> = (0..pattern.n).map(|_| matrices::lcg(&mut seed)).collect();
         let mut old = SparseLu::new(&pattern).expect("analysis");
@@ -146,10 +157,11 @@ fn main() {
             ts[2],
             if diagonal {
                 format!(
-                    "{}, {td:.1}, {:.2}, {:.2}",
+                    "{}, {td:.1}, {:.2}, {:.2} ({})",
                     diag.blocked_multiply_adds().unwrap_or(0),
                     td / tn,
-                    tds[2]
+                    tds[2],
+                    if diag.solves_by_rows() { "rows" } else { "panels" }
                 )
             } else {
                 "none (partial pivoting)".into()
