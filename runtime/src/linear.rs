@@ -399,7 +399,7 @@ impl SparseLu {
     /// Whether the solves run row by row (`linear/rows.rs`: the blocked kernel on
     /// narrow supernodes) rather than panel by panel (diagnostics and tests).
     pub fn solves_by_rows(&self) -> bool {
-        self.active() == LuKernel::Blocked && self.dense.as_ref().is_some_and(Blocks::has_rows)
+        self.factored == LuKernel::Blocked && self.dense.as_ref().is_some_and(Blocks::has_rows)
     }
 
     fn refactor_chosen(&mut self, values: &[f64], tau: f64) -> bool {
@@ -485,25 +485,23 @@ impl LinearSolver for SparseLu {
 
     fn solve(&mut self, rhs: &mut [f64]) {
         let active = self.factored;
+        // Narrow supernodes: the row-wise solve, which permutes as it goes.
+        let blocked = active == LuKernel::Blocked;
+        if blocked && self.dense.as_mut().is_some_and(|d| d.solve_by_rows(rhs)) {
+            return;
+        }
         let n = self.pattern.n;
+        let y = &mut self.x;
+        for i in 0..n {
+            y[self.pinv[i]] = rhs[i];
+        }
         if let (LuKernel::Blocked, Some(dense)) = (active, self.dense.as_mut()) {
-            if dense.solve_by_rows(rhs) {
-                return;
-            }
-            let y = &mut self.x;
-            for i in 0..n {
-                y[self.pinv[i]] = rhs[i];
-            }
             dense.solve(y);
             for j in 0..n {
                 rhs[self.q[j]] = y[j];
                 y[j] = 0.0;
             }
             return;
-        }
-        let y = &mut self.x;
-        for i in 0..n {
-            y[self.pinv[i]] = rhs[i];
         }
         match self
             .blocks

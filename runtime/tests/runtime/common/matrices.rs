@@ -99,13 +99,7 @@ pub fn iteration_matrix(bodies: usize, joints: &[Joint], seed: u64) -> (Pattern,
             row += 1;
         }
     }
-    let n = nv + nl;
-    let (pattern, map) = Pattern::build(n, &entries);
-    let mut values = vec![0.0; pattern.nnz()];
-    for (k, &m) in map.iter().enumerate() {
-        values[m] += vals[k];
-    }
-    (pattern, values)
+    assembled(nv + nl, &entries, &vals)
 }
 
 /// Holds the multipliers `rows` (indices among the λ, after `nv` velocity unknowns) at
@@ -221,8 +215,12 @@ pub fn rod_chain_matrix(bodies: usize, seed: u64) -> (Pattern, Vec<f64>) {
             }
         }
     }
-    let n = nv + 5 * bodies;
-    let (pattern, map) = Pattern::build(n, &entries);
+    assembled(nv + 5 * bodies, &entries, &vals)
+}
+
+/// The pattern of `entries` (duplicates summed) and the values in its order.
+fn assembled(n: usize, entries: &[(usize, usize)], vals: &[f64]) -> (Pattern, Vec<f64>) {
+    let (pattern, map) = Pattern::build(n, entries);
     let mut values = vec![0.0; pattern.nnz()];
     for (k, &m) in map.iter().enumerate() {
         values[m] += vals[k];
