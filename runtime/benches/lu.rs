@@ -81,9 +81,13 @@ fn main() {
         let joints = matrices::chain_joints(n);
         (n.to_string(), n, matrices::iteration_matrix(n, &joints, 1))
     });
-    let rods = sizes
-        .iter()
-        .map(|&n| (format!("{n} rods"), n, matrices::rod_chain_matrix(n, 1)));
+    let rods = sizes.iter().map(|&n| {
+        (
+            format!("{n} rods"),
+            n,
+            matrices::rod_chain_matrix(n, 1, false),
+        )
+    });
     let vehicle_matrix = matrices::iteration_matrix(vehicle_bodies, &vehicle, 1);
     let cases = chains.chain(rods).chain([(
         "vehicle-like tree".to_string(),

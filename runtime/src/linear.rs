@@ -164,7 +164,9 @@ const DIAGONAL_TAU: f64 = 1e-8;
 ///
 /// - Full factorization (a new order): first an order with the pivots on the diagonal
 ///   (`linear/diagonal.rs`: symmetric patterns, about half the work of the kernels on a
-///   multibody matrix), accepted if its pivots pass [`DIAGONAL_TAU`]; otherwise, and
+///   multibody matrix), accepted if its pivots pass [`DIAGONAL_TAU`] and the blocked
+///   kernel's refactorization takes no more multiply-adds in it than in partial
+///   pivoting's order (both counted on the first matrix); otherwise, and
 ///   for the rest of the run once such an order failed, faer's simplicial
 ///   left-looking LU with partial pivoting, in the COLAMD column order computed once
 ///   from the pattern. Its L and U patterns are copied into the arrays below.
@@ -215,7 +217,8 @@ pub struct SparseLu {
     colamd: (Vec<usize>, Vec<usize>),
     /// The kept order is a diagonal one.
     diagonal: bool,
-    /// A diagonal order failed its pivot check: partial pivoting from then on.
+    /// A diagonal order failed its pivot check or cost the blocked kernel more
+    /// multiply-adds than partial pivoting's order: partial pivoting from then on.
     diagonal_failed: bool,
     /// Diagonal orders are tried at all ([`LinearSolver::allow_diagonal_order`]).
     diagonal_allowed: bool,

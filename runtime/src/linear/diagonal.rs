@@ -20,7 +20,7 @@
 //! for a body it couples, and a body's small axial inertia for its joint's rows. The
 //! caller checks the pivots of every later matrix and falls back to partial pivoting.
 
-use super::{SparseLu, DIAGONAL_TAU, PIVOT_TOL};
+use super::{LuKernel, SparseLu, DIAGONAL_TAU, PIVOT_TOL};
 use crate::assembly::Pattern;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -206,8 +206,11 @@ pub(super) fn diagonal_order(pattern: &Pattern, values: &[f64]) -> Option<Order>
 
 impl SparseLu {
     /// A new order with the pivots on the diagonal and its factorization; false (and
-    /// partial pivoting for the rest of the run) where the analysis finds none or its
-    /// pivots fail [`DIAGONAL_TAU`] or the singularity test.
+    /// partial pivoting for the rest of the run) where the analysis finds none, its
+    /// pivots fail [`DIAGONAL_TAU`] or the singularity test, or the blocked kernel's
+    /// refactorization would take more multiply-adds in it than in partial pivoting's
+    /// order (on a chain of rods with diagonal translational mass blocks 2.1× as
+    /// many, 1.6× the time: the lu bench's rod chains).
     pub(super) fn diagonal_factorization(&mut self, values: &[f64], max: f64) -> bool {
         if self.diagonal_failed || !self.diagonal_allowed {
             return false;
@@ -216,7 +219,7 @@ impl SparseLu {
             self.diagonal_failed = true;
             return false;
         };
-        self.full += 1;
+        let partial = self.partial_multiply_adds(values);
         self.q = o.order;
         self.q_inv.clone_from(&o.step);
         self.pinv = o.step;
@@ -225,6 +228,15 @@ impl SparseLu {
         self.l_val.resize(self.l_row.len(), 0.0);
         self.u_val.resize(self.u_row.len(), 0.0);
         self.find_supernodes();
+        let dearer = matches!(
+            (self.blocked_multiply_adds(), partial),
+            (Some(diagonal), Some(partial)) if diagonal > partial
+        );
+        if dearer {
+            self.diagonal_failed = true;
+            return false;
+        }
+        self.full += 1;
         self.have_factors = true;
         self.diagonal = true;
         if self.refactor_chosen(values, DIAGONAL_TAU) && self.pivots_pass(max) {
@@ -234,6 +246,22 @@ impl SparseLu {
         self.diagonal = false;
         self.diagonal_failed = true;
         false
+    }
+
+    /// Multiply-adds of one blocked refactorization in the order partial pivoting
+    /// takes for `values` (faer's factorization of them), where the blocked kernel is
+    /// the chosen one and that order has its blocks; `None` otherwise. Leaves no
+    /// factors (the caller sets up its own order next) and counts no full
+    /// factorization.
+    fn partial_multiply_adds(&mut self, values: &[f64]) -> Option<usize> {
+        if self.kernel != LuKernel::Blocked {
+            return None;
+        }
+        let full = self.full;
+        let factorized = self.full_factorization(values);
+        self.full = full;
+        self.have_factors = false;
+        factorized.then(|| self.blocked_multiply_adds()).flatten()
     }
 
     /// Every pivot finite and above round-off of the matrix's largest entry `max`.

@@ -176,7 +176,7 @@ fn an_abandoned_diagonal_order_is_replaced_by_partial_pivoting_for_good() {
 #[test]
 fn narrow_supernodes_solve_by_rows_and_wide_ones_by_panels() {
     let spring_chain = iteration_matrix(24, &chain_joints(24), 3);
-    let cases = [(rod_chain_matrix(24, 3), true), (spring_chain, false)];
+    let cases = [(rod_chain_matrix(24, 3, true), true), (spring_chain, false)];
     for ((pattern, values), narrow) in cases {
         let mut lu = SparseLu::new(&pattern).unwrap();
         if narrow {
@@ -205,5 +205,41 @@ fn narrow_supernodes_solve_by_rows_and_wide_ones_by_panels() {
             );
         }
         assert_eq!(lu.full_factorizations(), 1);
+    }
+}
+
+/// The diagonal order is taken only where the blocked kernel's refactorization costs
+/// no more multiply-adds in it than in partial pivoting's order: the rod chain whose
+/// translations have a diagonal block declines it (about twice the multiply-adds), the
+/// one with the compiled chain's translation–rotation couplings takes it (fewer).
+/// Either way the solutions are the dense LU's and one full factorization is counted.
+#[test]
+fn a_diagonal_order_dearer_than_partial_pivoting_is_declined() {
+    for coupled in [false, true] {
+        let (pattern, values) = rod_chain_matrix(24, 5, coupled);
+        let partial = {
+            let mut lu = SparseLu::new(&pattern).unwrap();
+            lu.factorize(&values).unwrap();
+            lu.blocked_multiply_adds().unwrap()
+        };
+        let mut lu = SparseLu::new(&pattern).unwrap();
+        lu.allow_diagonal_order();
+        lu.factorize(&values).unwrap();
+        let taken = lu.memory().diagonal;
+        let cost = lu.blocked_multiply_adds().unwrap();
+        eprintln!("rod chain, coupled {coupled}: diagonal order taken {taken}, multiply-adds {cost} (partial pivoting {partial})");
+        assert_eq!(taken, coupled, "coupled {coupled}");
+        if taken {
+            assert!(cost <= partial, "{cost} against {partial}");
+        } else {
+            assert_eq!(cost, partial);
+        }
+        assert_eq!(lu.full_factorizations(), 1);
+        let mut seed = 3;
+        let b: Vec<f64> = (0..pattern.n).map(|_| lcg(&mut seed)).collect();
+        let mut x = b.clone();
+        lu.solve(&mut x);
+        let diff = difference(&x, &dense_solution(&pattern, &values, &b));
+        assert!(diff < 1e-10, "coupled {coupled}: {diff:e}");
     }
 }

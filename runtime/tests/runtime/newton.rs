@@ -246,7 +246,10 @@ fn linear_predictor_saves_corrections_and_keeps_the_states() {
         let states = deviation(sink, &tight, false);
         assert!(states < 1e-9, "kept, {name}: states deviate by {states}");
     }
-    assert!(ld < 1.5 * lc, "kept: multipliers {ld:.2e} against constant's {lc:.2e}");
+    assert!(
+        ld < 1.5 * lc,
+        "kept: multipliers {ld:.2e} against constant's {lc:.2e}"
+    );
 }
 
 /// The models of the cross-step tests: name, model, end time.
