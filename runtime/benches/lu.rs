@@ -6,8 +6,9 @@
 //! default) against the same kernel on the exact ones (runs whose L columns nest) in
 //! the same invocation, in CPU time of the thread (the machine is shared). Run with `cargo bench --workspace --bench lu` (add
 //! `-- quick` for a short run, `-- profile` to time the relaxed blocked kernel alone, and sizes to replace N = 16, 64, 256, 1000); then the
-//! same sizes of the peers' rod chain (`matrices::rod_chain_matrix`: no spring-dampers,
-//! whose diagonal order has narrow supernodes that solve row by row), and last the
+//! same sizes of the peers' rod chain (`matrices::rod_chain_matrix` with the compiled
+//! chain's translation–rotation couplings: no spring-dampers, whose diagonal order has
+//! narrow supernodes that solve row by row), and last the
 //! vehicle-like mechanism of `matrices::vehicle_joints` (17 bodies).
 //! Then one solve alone on the relaxed factors (what a correction on a kept matrix
 //! costs in the LU), and the same figures for the order with the pivots on the
@@ -85,7 +86,7 @@ fn main() {
         (
             format!("{n} rods"),
             n,
-            matrices::rod_chain_matrix(n, 1, false),
+            matrices::rod_chain_matrix(n, 1, true),
         )
     });
     let vehicle_matrix = matrices::iteration_matrix(vehicle_bodies, &vehicle, 1);
