@@ -56,12 +56,7 @@ pub fn iteration_matrix(bodies: usize, joints: &[Joint], seed: u64) -> (Pattern,
     let nv = 6 * bodies;
     let nl: usize = joints.iter().map(|j| j.rows).sum();
     let mut seed = seed;
-    let mut entries = vec![];
-    let mut vals = vec![];
-    let mut push = |r: usize, c: usize, v: f64| {
-        entries.push((r, c));
-        vals.push(v);
-    };
+    let mut t = Triplets::default();
     for b in 0..bodies {
         for i in 0..6 {
             for j in 0..6 {
@@ -70,14 +65,14 @@ pub fn iteration_matrix(bodies: usize, joints: &[Joint], seed: u64) -> (Pattern,
                 } else {
                     0.0
                 };
-                push(6 * b + i, 6 * b + j, d + 0.1 * lcg(&mut seed));
+                t.push(6 * b + i, 6 * b + j, d + 0.1 * lcg(&mut seed));
             }
         }
         if b > 0 {
             for i in 0..6 {
                 for j in 0..6 {
-                    push(6 * b + i, 6 * (b - 1) + j, 0.05 * lcg(&mut seed));
-                    push(6 * (b - 1) + i, 6 * b + j, 0.05 * lcg(&mut seed));
+                    t.push(6 * b + i, 6 * (b - 1) + j, 0.05 * lcg(&mut seed));
+                    t.push(6 * (b - 1) + i, 6 * b + j, 0.05 * lcg(&mut seed));
                 }
             }
         }
@@ -93,13 +88,12 @@ pub fn iteration_matrix(bodies: usize, joints: &[Joint], seed: u64) -> (Pattern,
         for _ in 0..joint.rows {
             for &c in &cols {
                 let v = lcg(&mut seed);
-                push(row, c, v);
-                push(c, row, v + 0.01 * lcg(&mut seed));
+                t.pair(row, c, v, &mut seed);
             }
             row += 1;
         }
     }
-    assembled(nv + nl, &entries, &vals)
+    t.assembled(nv + nl)
 }
 
 /// Holds the multipliers `rows` (indices among the λ, after `nv` velocity unknowns) at
@@ -183,21 +177,16 @@ pub fn random_matrix(n: usize, per_column: usize, shift: f64, seed: u64) -> (Pat
 pub fn rod_chain_matrix(bodies: usize, seed: u64, coupled: bool) -> (Pattern, Vec<f64>) {
     let nv = 6 * bodies;
     let mut seed = seed;
-    let mut entries = vec![];
-    let mut vals = vec![];
-    let mut push = |r: usize, c: usize, v: f64| {
-        entries.push((r, c));
-        vals.push(v);
-    };
+    let mut t = Triplets::default();
     for b in 0..bodies {
         for i in 0..3 {
-            push(6 * b + i, 6 * b + i, 2.0 + 0.1 * lcg(&mut seed));
+            t.push(6 * b + i, 6 * b + i, 2.0 + 0.1 * lcg(&mut seed));
             for j in 3..6 {
                 let d = if i + 3 == j { 1.5 } else { 0.0 };
-                push(6 * b + i + 3, 6 * b + j, d + 0.1 * lcg(&mut seed));
+                t.push(6 * b + i + 3, 6 * b + j, d + 0.1 * lcg(&mut seed));
                 if coupled {
-                    push(6 * b + i, 6 * b + j, 0.1 * lcg(&mut seed));
-                    push(6 * b + j, 6 * b + i, 0.1 * lcg(&mut seed));
+                    t.push(6 * b + i, 6 * b + j, 0.1 * lcg(&mut seed));
+                    t.push(6 * b + j, 6 * b + i, 0.1 * lcg(&mut seed));
                 }
             }
         }
@@ -207,32 +196,50 @@ pub fn rod_chain_matrix(bodies: usize, seed: u64, coupled: bool) -> (Pattern, Ve
         let bodies = joint.checked_sub(1).into_iter().chain([joint]);
         for (side, body) in bodies.enumerate() {
             let sign = if side == 0 && joint > 0 { -1.0 } else { 1.0 };
-            let mut both = |r: usize, c: usize, v: f64, seed: &mut u64| {
-                push(r, c, v);
-                push(c, r, v + 0.01 * lcg(seed));
-            };
             for i in 0..3 {
-                both(row + i, 6 * body + i, sign, &mut seed);
+                t.pair(row + i, 6 * body + i, sign, &mut seed);
                 for j in 3..6 {
-                    both(row + i, 6 * body + j, 0.25 * lcg(&mut seed), &mut seed);
+                    t.pair(row + i, 6 * body + j, 0.25 * lcg(&mut seed), &mut seed);
                 }
             }
             for i in 3..5 {
                 for j in 3..6 {
-                    both(row + i, 6 * body + j, lcg(&mut seed), &mut seed);
+                    t.pair(row + i, 6 * body + j, lcg(&mut seed), &mut seed);
                 }
             }
         }
     }
-    assembled(nv + 5 * bodies, &entries, &vals)
+    t.assembled(nv + 5 * bodies)
 }
 
-/// The pattern of `entries` (duplicates summed) and the values in its order.
-fn assembled(n: usize, entries: &[(usize, usize)], vals: &[f64]) -> (Pattern, Vec<f64>) {
-    let (pattern, map) = Pattern::build(n, entries);
-    let mut values = vec![0.0; pattern.nnz()];
-    for (k, &m) in map.iter().enumerate() {
-        values[m] += vals[k];
+/// Matrix entries and their values, in the order they were pushed.
+#[derive(Default)]
+struct Triplets {
+    entries: Vec<(usize, usize)>,
+    vals: Vec<f64>,
+}
+
+impl Triplets {
+    fn push(&mut self, r: usize, c: usize, v: f64) {
+        self.entries.push((r, c));
+        self.vals.push(v);
     }
-    (pattern, values)
+
+    /// A constraint entry (r, c) = v and its transpose (c, r), perturbed by
+    /// 0.01 · lcg so that the matrix is not symmetric.
+    fn pair(&mut self, r: usize, c: usize, v: f64, seed: &mut u64) {
+        self.push(r, c, v);
+        self.push(c, r, v + 0.01 * lcg(seed));
+    }
+
+    /// The `n × n` pattern of the entries (duplicates summed) and the values in its
+    /// order.
+    fn assembled(&self, n: usize) -> (Pattern, Vec<f64>) {
+        let (pattern, map) = Pattern::build(n, &self.entries);
+        let mut values = vec![0.0; pattern.nnz()];
+        for (k, &m) in map.iter().enumerate() {
+            values[m] += self.vals[k];
+        }
+        (pattern, values)
+    }
 }
