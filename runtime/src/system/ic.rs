@@ -57,15 +57,23 @@ impl System {
         let types = &self.table.types;
         let (jtrash, ictrash) = (self.jp.nnz(), self.icp.nnz());
         for e in &mut self.inst {
-            for k in 0..e.iter_pos.len() {
-                let r = e.iter_row[k];
-                let gone = r >= nv && self.removed[r - nv];
-                e.iter_pos[k] = if gone { jtrash } else { e.iter_pos_all[k] };
-            }
-            for k in 0..e.noqv_pos.len() {
-                let r = e.noqv_row[k];
-                let gone = r >= nv && self.removed[r - nv];
-                e.noqv_pos[k] = if gone { jtrash } else { e.noqv_pos_all[k] };
+            let parts = [
+                (
+                    &mut self.iter_pos[e.iter_at.clone()],
+                    &e.iter_row,
+                    &e.iter_pos_all,
+                ),
+                (
+                    &mut self.noqv_pos[e.noqv_at.clone()],
+                    &e.noqv_row,
+                    &e.noqv_pos_all,
+                ),
+            ];
+            for (pos, rows, all) in parts {
+                for ((p, &r), &kept) in pos.iter_mut().zip(rows).zip(all) {
+                    let gone = r >= nv && self.removed[r - nv];
+                    *p = if gone { jtrash } else { kept };
+                }
             }
             let entries = sparse_entries(&types[e.ty], Role::Ic, 1);
             for (k, &(r, _)) in entries.iter().enumerate() {

@@ -146,7 +146,7 @@ impl System {
         for e in &self.inst {
             let use_noqv = noqv && types[e.ty].role(Role::IterNoqv).is_some();
             matrix += ops(e, if use_noqv { Role::IterNoqv } else { Role::Iter });
-            matrix += e.iter_pos.len() as u64;
+            matrix += e.iter_at.len() as u64;
             correction += ops(e, Role::Res) + (e.x_map.len() + e.v_map.len()) as u64;
             if types[e.ty].owns_coordinates {
                 correction += ops(e, Role::Update) + e.q_map.len() as u64;
