@@ -6,8 +6,9 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-/// Writes `time,<channel>,...` and one line per output time. Values use Rust's
-/// shortest round-trip formatting, so reading the file back gives the same f64.
+/// Writes `time,<channel>,...` and one line per output time. Values use the shortest
+/// text that reads back as the same f64 (`zmij`; exponents as `1e-07`, NaN and
+/// infinities as `NaN`, `inf`, `-inf`).
 pub struct CsvSink {
     out: BufWriter<File>,
     error: Option<io::Error>,
@@ -107,11 +108,13 @@ impl ResultSink for CsvSink {
         self.rows += 1;
         self.non_finite.row(t, values);
         self.write(|o| {
-            write!(o, "{t:?}")?;
-            for v in values {
-                write!(o, ",{v:?}")?;
+            let mut text = zmij::Buffer::new();
+            o.write_all(text.format(t).as_bytes())?;
+            for &v in values {
+                o.write_all(b",")?;
+                o.write_all(text.format(v).as_bytes())?;
             }
-            writeln!(o)
+            o.write_all(b"\n")
         });
     }
 }
@@ -119,6 +122,50 @@ impl ResultSink for CsvSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every value of a row reads back as the same f64 (sign of zero, subnormals,
+    /// the extremes, NaN and the infinities included), one line per row.
+    #[test]
+    fn rows_read_back_bit_for_bit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.csv");
+        let values = [
+            0.1 + 0.2,
+            -0.0,
+            1e-7,
+            4.745976692356916e-5,
+            123456789012345680.0,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            5e-324,
+            -2.5,
+            1.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        let names: Vec<String> = (0..values.len()).map(|k| format!("c{k}")).collect();
+        let mut sink = CsvSink::create(&path).unwrap();
+        sink.header(&names);
+        sink.row(0.001, &values);
+        sink.row(1e-9, &values.iter().map(|v| -v).collect::<Vec<_>>());
+        assert_eq!(sink.finish().unwrap(), 2);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0], format!("time,{}", names.join(",")));
+        for (line, (t, sign)) in lines[1..].iter().zip([(0.001, 1.0), (1e-9, -1.0)]) {
+            let read: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
+            assert_eq!(read[0].to_bits(), f64::to_bits(t));
+            for (r, v) in read[1..].iter().zip(values) {
+                let v = sign * v;
+                assert!(
+                    r.to_bits() == v.to_bits() || (r.is_nan() && v.is_nan()),
+                    "{r} vs {v}"
+                );
+            }
+        }
+    }
 
     /// One warning per channel, with the first bad row's time and value; a channel
     /// that stays finite and rows after the first bad one add nothing.
