@@ -7,8 +7,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 /// Writes `time,<channel>,...` and one line per output time. Values use the shortest
-/// text that reads back as the same f64 (`zmij`; exponents as `1e-07`, NaN and
-/// infinities as `NaN`, `inf`, `-inf`).
+/// text that reads back as the same f64 (`zmij`; exponents as in `9.9e-6`, `1e+16`;
+/// NaN and the infinities as `NaN`, `inf`, `-inf`).
 pub struct CsvSink {
     out: BufWriter<File>,
     error: Option<io::Error>,
