@@ -423,6 +423,22 @@ impl Scratch {
     }
 }
 
+/// The model totals (energies, momenta), channels after every instance's: their names
+/// and the channels each sums.
+fn model_totals(
+    table: &FunctionTable,
+    instances: &[ElementInstance],
+) -> (Vec<String>, Vec<Vec<usize>>) {
+    let names: Vec<Option<&str>> = instances
+        .iter()
+        .flat_map(|e| {
+            let ty = &table.types[e.type_index];
+            (ty.outputs.iter().map(|o| Some(o.as_str()))).chain(ty.multipliers.iter().map(|_| None))
+        })
+        .collect();
+    totals::plan(&names).into_iter().unzip()
+}
+
 impl System {
     /// Checks the model against its function table and builds all maps, patterns and
     /// work arrays. A model that does not fit is an error, never a panic.
@@ -448,17 +464,7 @@ impl System {
         let nx = nv + nl;
         let owners = check_instances(&table, &instances, (nq, nv, nl), &inputs)?;
         let labels = owners.labels(&table, &instances);
-        // Model totals after every instance's channels (energies, momenta).
-        let names: Vec<Option<&str>> = instances
-            .iter()
-            .flat_map(|e| {
-                let ty = &table.types[e.type_index];
-                (ty.outputs.iter().map(|o| Some(o.as_str())))
-                    .chain(ty.multipliers.iter().map(|_| None))
-            })
-            .collect();
-        let (total_names, totals): (Vec<String>, Vec<Vec<usize>>) =
-            totals::plan(&names).into_iter().unzip();
+        let (total_names, totals) = model_totals(&table, &instances);
         let Layout {
             inst,
             jp,
