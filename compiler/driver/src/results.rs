@@ -2,6 +2,7 @@
 //! that fails keeps the rows written so far.
 
 use fdc_runtime::ResultSink;
+use std::fmt;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -15,6 +16,16 @@ pub struct CsvSink {
     pub rows: usize,
     /// Channels that became NaN or infinite.
     pub non_finite: NonFinite,
+}
+
+/// A value as the result files write it ([`CsvSink`], the sweep summary): the
+/// shortest text that reads back as the same f64.
+pub struct Number(pub f64);
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(zmij::Buffer::new().format(self.0))
+    }
 }
 
 /// The first non-finite value (NaN, ±inf) of every channel, for one warning per
@@ -107,6 +118,7 @@ impl ResultSink for CsvSink {
     fn row(&mut self, t: f64, values: &[f64]) {
         self.rows += 1;
         self.non_finite.row(t, values);
+        // The text of [`Number`], without the formatting machinery per value.
         self.write(|o| {
             let mut text = zmij::Buffer::new();
             o.write_all(text.format(t).as_bytes())?;

@@ -5,7 +5,7 @@
 //! of a distributed sweep) and its summary table.
 
 use crate::pipeline::{render, BuildError};
-use crate::results::CsvSink;
+use crate::results::{CsvSink, Number};
 use crate::settings::{runtime_settings, Overrides};
 use crate::template::Template;
 use fdc_runtime::{ResultSink, System};
@@ -391,14 +391,15 @@ pub fn summary_csv(names: &[String], channels: &[String], rows: &[RunSummary]) -
     for r in rows {
         let _ = write!(s, "{}", r.index);
         for v in &r.values {
-            let _ = write!(s, ",{v:?}");
+            let _ = write!(s, ",{}", Number(*v));
         }
         let status = if r.error.is_some() { "failed" } else { "ok" };
-        let _ = write!(s, ",{status},{:?},{}", r.t, r.steps);
+        let _ = write!(s, ",{status},{},{}", Number(r.t), r.steps);
         for f in &r.figures {
             match f {
                 Some(f) => {
-                    let _ = write!(s, ",{:?},{:?},{:?},{:?}", f.last, f.min, f.max, f.rms);
+                    let [last, min, max, rms] = [f.last, f.min, f.max, f.rms].map(Number);
+                    let _ = write!(s, ",{last},{min},{max},{rms}");
                 }
                 None => s.push_str(",,,,"),
             }
