@@ -439,21 +439,22 @@ fn factor_panel(panel: &mut [f64], w: usize, tau: f64, diag: &mut [f64]) -> bool
     for j in 0..w {
         let (top, below) = panel.split_at_mut((j + 1) * w);
         let pivot = top[j * w + j];
-        let col_max = below
-            .chunks_exact(w)
-            .fold(0.0f64, |m, row| larger(m, row[j].abs()));
-        if !pivot.is_finite() || pivot == 0.0 || pivot.abs() < tau * col_max {
-            ok = false;
-        }
         diag[j] = pivot;
         let inv = 1.0 / pivot;
         let urow = &top[j * w + j + 1..(j + 1) * w];
+        // The largest entry below the pivot is taken in the elimination's own pass over
+        // the rows (it only decides `ok`), not in one of its own.
+        let mut col_max = 0.0f64;
         for row in below.chunks_exact_mut(w) {
+            col_max = larger(col_max, row[j].abs());
             let l = row[j] * inv;
             row[j] = l;
             for (x, &u) in row[j + 1..].iter_mut().zip(urow) {
                 *x -= l * u;
             }
+        }
+        if !pivot.is_finite() || pivot == 0.0 || pivot.abs() < tau * col_max {
+            ok = false;
         }
     }
     ok
