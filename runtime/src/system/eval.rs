@@ -141,18 +141,18 @@ pub(super) fn update_bodies(
 }
 
 /// The matrix role of `e` (`IterNoqv` with `noqv` where the type has it) and the
-/// positions of its entries in the matrix values (from `System::iter_pos` and
-/// `noqv_pos`, given as `all`).
+/// positions of its entries in the matrix values (`System::iter_entries` and
+/// `noqv_entries`).
 fn matrix_role<'a>(
     ty: &ElementType,
     e: &Inst,
     noqv: bool,
-    (iter_pos, noqv_pos): (&'a [usize], &'a [usize]),
+    (iter, noqv_entries): (&'a MatrixEntries, &'a MatrixEntries),
 ) -> (Role, &'a [usize]) {
     if noqv && ty.role(Role::IterNoqv).is_some() {
-        (Role::IterNoqv, &noqv_pos[e.noqv_at.clone()])
+        (Role::IterNoqv, noqv_entries.of(e.noqv_at.clone()))
     } else {
-        (Role::Iter, &iter_pos[e.iter_at.clone()])
+        (Role::Iter, iter.of(e.iter_at.clone()))
     }
 }
 
@@ -355,7 +355,8 @@ impl System {
                 add_residual(&mut self.r, f.as_deref_mut(), e, ty, &self.s.out);
                 continue;
             };
-            let (role, positions) = matrix_role(ty, e, noqv, (&self.iter_pos, &self.noqv_pos));
+            let (role, positions) =
+                matrix_role(ty, e, noqv, (&self.iter_entries, &self.noqv_entries));
             if role == Role::Iter && call(types, e, Role::ResIter, &mut self.s, &w, c) {
                 // check_fused: the matrix blocks, then the residual's.
                 let n_iter = ty.role(Role::Iter).map_or(0, RoleFn::output_len);
@@ -406,8 +407,12 @@ impl System {
         let w = trial_view!(self, &self.qt);
         let types = &self.table.types;
         for e in &self.inst {
-            let (role, positions) =
-                matrix_role(&types[e.ty], e, noqv, (&self.iter_pos, &self.noqv_pos));
+            let (role, positions) = matrix_role(
+                &types[e.ty],
+                e,
+                noqv,
+                (&self.iter_entries, &self.noqv_entries),
+            );
             call(types, e, role, &mut self.s, &w, c);
             add_matrix(&mut self.jv, positions, &self.s.out);
         }

@@ -56,25 +56,10 @@ impl System {
         let nv = self.nv;
         let types = &self.table.types;
         let (jtrash, ictrash) = (self.jp.nnz(), self.icp.nnz());
+        for entries in [&mut self.iter_entries, &mut self.noqv_entries] {
+            entries.remove_rows(nv, &self.removed, jtrash);
+        }
         for e in &mut self.inst {
-            let parts = [
-                (
-                    &mut self.iter_pos[e.iter_at.clone()],
-                    &e.iter_row,
-                    &e.iter_pos_all,
-                ),
-                (
-                    &mut self.noqv_pos[e.noqv_at.clone()],
-                    &e.noqv_row,
-                    &e.noqv_pos_all,
-                ),
-            ];
-            for (pos, rows, all) in parts {
-                for ((p, &r), &kept) in pos.iter_mut().zip(rows).zip(all) {
-                    let gone = r >= nv && self.removed[r - nv];
-                    *p = if gone { jtrash } else { kept };
-                }
-            }
             let entries = sparse_entries(&types[e.ty], Role::Ic, 1);
             for (k, &(r, _)) in entries.iter().enumerate() {
                 let gone = self.removed[e.lambda_map[r as usize]];

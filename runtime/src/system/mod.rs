@@ -41,17 +41,10 @@ struct Inst {
     v_start: Option<usize>,
     lambda_start: Option<usize>,
     x_start: Option<usize>,
-    /// Where `System::iter_pos` holds the value index in the iteration matrix of every
-    /// `Iter` entry, and `System::noqv_pos` of every `IterNoqv` entry (empty if the
-    /// type has none).
+    /// The instance's entries in `System::iter_entries` (`Iter`) and `noqv_entries`
+    /// (`IterNoqv`; empty if the type has none).
     iter_at: Range<usize>,
     noqv_at: Range<usize>,
-    /// Global row of every `Iter` entry and the positions before constraint removal.
-    iter_row: Vec<usize>,
-    iter_pos_all: Vec<usize>,
-    /// The same for `IterNoqv`.
-    noqv_row: Vec<usize>,
-    noqv_pos_all: Vec<usize>,
     /// Value indices in the initial-condition matrix of the M, B and Bᵀ entries.
     ic_m_pos: Vec<usize>,
     ic_b_pos: Vec<usize>,
@@ -171,16 +164,9 @@ pub struct System {
     // matrices
     jp: Pattern,
     jv: Vec<f64>,
-    /// The value index in `jv` of every `Iter` entry of every instance (`Inst::iter_at`;
-    /// removed constraint rows point at the spare slot at the end), instance after
-    /// instance in pass order, and the same for `IterNoqv`: one array per role, which
-    /// a pass reads front to back. As vectors of each instance, interleaved in memory
-    /// with its other vectors (or the two roles' positions interleaved in one array),
-    /// the stream the scatter reads broke at every instance, and at 1,000 bodies,
-    /// where it no longer stays in a core's cache, the scatter cost 2.5–5× as much
-    /// per entry as with one stream.
-    iter_pos: Vec<usize>,
-    noqv_pos: Vec<usize>,
+    /// Where every instance's `Iter` and `IterNoqv` entries go in `jv`.
+    iter_entries: MatrixEntries,
+    noqv_entries: MatrixEntries,
     js: Option<Box<dyn LinearSolver>>,
     icp: Pattern,
     icv: Vec<f64>,
@@ -244,6 +230,7 @@ mod assemble;
 mod culprit;
 mod dense;
 mod diverge;
+mod entries;
 mod eval;
 mod given;
 mod ic;
@@ -261,6 +248,7 @@ mod step_control;
 mod totals;
 
 pub use assemble::Correction;
+use entries::MatrixEntries;
 use eval::{call, role_label, update_bodies, Coefficients};
 pub use loads::LoadChannel;
 pub use output::{MemorySink, ResultSink, RunStats, StepReport, TimingStats, MAX_TIMED_STEPS};

@@ -297,8 +297,8 @@ impl Owners {
 struct Layout {
     inst: Vec<Inst>,
     jp: Pattern,
-    iter_pos: Vec<usize>,
-    noqv_pos: Vec<usize>,
+    iter_entries: MatrixEntries,
+    noqv_entries: MatrixEntries,
     icp: Pattern,
     channels: Vec<String>,
 }
@@ -358,11 +358,10 @@ fn layout(table: &FunctionTable, instances: Vec<ElementInstance>, nv: usize, nx:
     }
     let (jp, jmap) = Pattern::build(nx, &j_entries);
     let (icp, icmap) = Pattern::build(nx, &ic_entries);
-    let (mut iter_pos, mut noqv_pos) = (Vec::new(), Vec::new());
-    let place = |all: &mut Vec<usize>, range: std::ops::Range<usize>| {
-        let start = all.len();
-        all.extend_from_slice(&jmap[range]);
-        start..all.len()
+    let (mut iter_entries, mut noqv_entries) = <(MatrixEntries, MatrixEntries)>::default();
+    let place = |entries: &mut MatrixEntries, range: std::ops::Range<usize>| {
+        let rows = j_entries[range.clone()].iter().map(|&(r, _)| r);
+        entries.push(rows, &jmap[range])
     };
     let inst = placed
         .into_iter()
@@ -378,12 +377,8 @@ fn layout(table: &FunctionTable, instances: Vec<ElementInstance>, nv: usize, nx:
             v_map: e.v_map,
             lambda_map: e.lambda_map,
             x_map,
-            iter_at: place(&mut iter_pos, jr.clone()),
-            noqv_at: place(&mut noqv_pos, nr.clone()),
-            iter_row: j_entries[jr.clone()].iter().map(|&(r, _)| r).collect(),
-            iter_pos_all: jmap[jr].to_vec(),
-            noqv_row: j_entries[nr.clone()].iter().map(|&(r, _)| r).collect(),
-            noqv_pos_all: jmap[nr].to_vec(),
+            iter_at: place(&mut iter_entries, jr),
+            noqv_at: place(&mut noqv_entries, nr),
             ic_m_pos: icmap[mr].to_vec(),
             ic_b_pos: icmap[br.clone()].to_vec(),
             ic_b_pos_all: icmap[br].to_vec(),
@@ -393,8 +388,8 @@ fn layout(table: &FunctionTable, instances: Vec<ElementInstance>, nv: usize, nx:
     Layout {
         inst,
         jp,
-        iter_pos,
-        noqv_pos,
+        iter_entries,
+        noqv_entries,
         icp,
         channels,
     }
@@ -468,8 +463,8 @@ impl System {
         let Layout {
             inst,
             jp,
-            iter_pos,
-            noqv_pos,
+            iter_entries,
+            noqv_entries,
             icp,
             mut channels,
         } = layout(&table, instances, nv, nx);
@@ -516,8 +511,8 @@ impl System {
             w: vec![1.0; nv],
             // One slot more than the pattern: entries of removed constraint rows go there.
             jv: vec![0.0; jp.nnz() + 1],
-            iter_pos,
-            noqv_pos,
+            iter_entries,
+            noqv_entries,
             jp,
             js: None,
             icv: vec![0.0; icp.nnz() + 1],
