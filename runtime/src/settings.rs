@@ -72,7 +72,8 @@ pub enum Predictor {
     /// and this step have the same size and the extrapolation would have been the
     /// closer guess in the last step (separately for v̇ and λ); x_n otherwise. Its
     /// error is O(h²) instead of O(h), which saves corrections: the peers' chain of 64
-    /// rods 4.2 → 3.0 per step with the matrix kept across steps. With a new matrix
+    /// rods 4.2 → 3.0 per step with the matrix kept across steps (3.6 → 3.0 since the cost
+    /// rule projects the contraction). With a new matrix
     /// every step the multipliers, which the velocity criterion does not measure, end
     /// about ten times farther from the converged ones after the second correction;
     /// with the kept matrix (the default) the multiplier test of a stale matrix holds

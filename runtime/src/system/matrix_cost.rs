@@ -19,6 +19,13 @@
 //! step), reuse is not tried again for `wait` steps, doubling up to [`MAX_WAIT`]:
 //! where keeping never pays (a model whose correction is dear against its
 //! factorization) the tries cost a few corrections per [`MAX_WAIT`] steps.
+//!
+//! The counts cannot see that the next reuse will fail: a kept matrix contracts more
+//! slowly with every step it ages, and a step whose contraction the rule of
+//! `newton.rs` finds too slow pays its corrections on the old matrix and then a new
+//! one. So a life also ends, before such a step, when the last step's rate projected
+//! to the next one exceeds the contraction rule's limit ([`Kept::next_rate`]); a life
+//! that paid until then is not a reuse that failed, and reuse is tried again at once.
 
 use super::*;
 
@@ -54,8 +61,9 @@ pub struct Ledger {
 
 impl Ledger {
     /// Whether a step may start on the kept matrix that has served `age` steps (the
-    /// one that factorized it included), given that it serves (same coefficients).
-    pub(super) fn keep(&mut self, age: usize) -> bool {
+    /// one that factorized it included), given that it serves (same coefficients);
+    /// `too_slow`: the next step on it is expected to contract too slowly.
+    pub(super) fn keep(&mut self, age: usize, too_slow: bool) -> bool {
         if self.wait > 0 {
             self.wait -= 1;
             return false;
@@ -64,11 +72,12 @@ impl Ledger {
             return true;
         }
         // The last step below the life's average: one more step lowers the average.
-        let keep = u128::from(self.last) * (age as u128) < u128::from(self.life);
-        if !keep {
-            self.ended(age == 2);
+        let pays = u128::from(self.last) * (age as u128) < u128::from(self.life);
+        if !pays || too_slow {
+            // A first reuse that paid ends the life without a wait.
+            self.ended(age == 2 && !pays);
         }
-        keep
+        pays && !too_slow
     }
 
     /// A reuse ended; `first`: on its first kept step (it never paid).
@@ -204,7 +213,7 @@ mod tests {
         let mut l = Ledger::default();
         l.book(&c, 1, 3, 3, 0);
         for age in 1..50 {
-            assert!(l.keep(age), "age {age}");
+            assert!(l.keep(age, false), "age {age}");
             l.book(&c, 0, 5, 0, age + 1);
         }
         assert_eq!(l.life, 23 + 49 * 5);
@@ -222,7 +231,7 @@ mod tests {
         l.book(&c, 1, 2, 2, 0);
         age += 1;
         for _ in 0..200 {
-            if l.keep(age) {
+            if l.keep(age, false) {
                 if age == 1 {
                     tries += 1;
                 }
@@ -247,7 +256,7 @@ mod tests {
         let mut l = Ledger::default();
         l.book(&c, 1, 2, 2, 0);
         let mut age = 1;
-        while l.keep(age) {
+        while l.keep(age, false) {
             age += 1;
             l.book(&c, 0, age as u64 + 1, 0, age);
         }
@@ -266,16 +275,36 @@ mod tests {
         let c = costs(10, 1);
         let mut l = Ledger::default();
         l.book(&c, 1, 3, 3, 0);
-        assert!(l.keep(1));
+        assert!(l.keep(1, false));
         l.book(&c, 0, 5, 0, 2);
-        assert!(l.keep(2));
+        assert!(l.keep(2, false));
         l.book(&c, 1, 9, 3, 3);
         assert_eq!((l.life, l.last, l.wait, l.backoff), (13, 13, 0, 0));
-        assert!(l.keep(1));
+        assert!(l.keep(1, false));
         l.book(&c, 1, 8, 3, 2);
         assert_eq!((l.life, l.last, l.wait, l.backoff), (13, 13, 1, 1));
-        assert!(!l.keep(1), "waits one step");
-        assert!(l.keep(1));
+        assert!(!l.keep(1, false), "waits one step");
+        assert!(l.keep(1, false));
+    }
+
+    /// A life that pays (matrix 10, new step 13, kept steps 5) but whose next step
+    /// is expected to contract too slowly ends without a wait: the next matrix is
+    /// reused at once. Where the counts say the first reuse did not pay (kept step
+    /// 14 ≥ the average 13.5), the wait starts as before, slow or not.
+    #[test]
+    fn a_life_ended_for_its_contraction_waits_only_if_it_did_not_pay() {
+        let c = costs(10, 1);
+        let mut l = Ledger::default();
+        l.book(&c, 1, 3, 3, 0);
+        assert!(l.keep(1, false));
+        l.book(&c, 0, 5, 0, 2);
+        assert!(!l.keep(2, true), "too slow: a new matrix");
+        assert_eq!((l.wait, l.backoff), (0, 0));
+        l.book(&c, 1, 3, 3, 0);
+        assert!(l.keep(1, false), "the next matrix is reused at once");
+        l.book(&c, 0, 14, 0, 2);
+        assert!(!l.keep(2, true));
+        assert_eq!((l.wait, l.backoff), (1, 1));
     }
 
     /// The LU's work on a 3×3 pattern with L below and U above a full matrix: column

@@ -27,6 +27,9 @@ struct Iteration {
     /// On a kept matrix: how far λ moves (∞-norm) when the constraint rows are at
     /// their round-off floor ([`System::roundoff_reach`]).
     lambda_reach: f64,
+    /// On a kept matrix: the largest rate θ the contraction rule saw in this step
+    /// (from the second correction on), for [`Kept::rate`].
+    kept_rate: f64,
     /// Legacy criterion: the last weighted correction norm, the residual norms of the
     /// predictor (dynamic rows, constraint rows × β′h²) and Negrut's ψ.
     prev_norm: f64,
@@ -51,6 +54,10 @@ pub(super) struct Kept {
     /// computed at the matrix's first reuse (not part of a snapshot: a restored
     /// matrix has the same factors bit for bit, so it computes the same value).
     pub reach: Option<f64>,
+    /// The largest contraction rate of the corrections in the last step that ran on
+    /// this matrix from start to end (0 before its first reuse): what
+    /// [`Kept::next_rate`] projects.
+    pub rate: f64,
 }
 
 impl Kept {
@@ -64,6 +71,19 @@ impl Kept {
             && self.noqv == settings.iter_noqv
             && [alpha, beta, gamma] == [c.alpha, c.beta, c.gamma]
             && (h - c.h).abs() <= 1e-9 * c.h
+    }
+
+    /// The contraction rate the next step on this matrix may expect. Modified Newton
+    /// contracts at about ‖J⁻¹ (J_now − J)‖, and the state drifts from the matrix's
+    /// step by step: a step at age a (a − 1 steps after the matrix was made) that
+    /// contracted at θ has a successor at a steps, so θ · a / (a − 1). 0 (unknown)
+    /// before the first reuse. On the 1,000-rod chain the largest rate of a second
+    /// reuse was 1.8–2× that of the first (docs/runtime.md "Modified Newton").
+    pub(super) fn next_rate(&self) -> f64 {
+        if self.age < 2 {
+            return 0.0;
+        }
+        self.rate * self.age as f64 / (self.age - 1) as f64
     }
 }
 
@@ -297,7 +317,12 @@ impl System {
             };
             self.correct(&c, floor)?;
             match self.converge(settings, &c, &mut it, k, fresh, corr)? {
-                Verdict::Converged => return Ok(self.estimate(settings, &c)),
+                Verdict::Converged => {
+                    if it.stale {
+                        self.kept.rate = it.kept_rate;
+                    }
+                    return Ok(self.estimate(settings, &c));
+                }
                 Verdict::Continue => {}
                 Verdict::Reject(cause) => {
                     return Ok(Outcome::Rejected {
@@ -387,6 +412,7 @@ impl System {
             dl_1: f64::INFINITY,
             v_settled: false,
             lambda_reach: 0.0,
+            kept_rate: 0.0,
             prev_norm: f64::INFINITY,
             pred_dyn,
             pred_con,
@@ -397,7 +423,8 @@ impl System {
     /// With [`MatrixRule::Cost`]: whether the counted costs say the kept matrix (which
     /// serves) should start the step (`system/matrix_cost.rs`); true with `Age`.
     fn cost_rule_keeps(&mut self, settings: &Settings) -> bool {
-        settings.matrix_rule == MatrixRule::Age || self.kept.ledger.keep(self.kept.age)
+        let too_slow = self.kept.next_rate() > KEEP_MATRIX_RATE;
+        settings.matrix_rule == MatrixRule::Age || self.kept.ledger.keep(self.kept.age, too_slow)
     }
 
     /// Assembles and factorizes the iteration matrix at the trial state; a singular
@@ -422,6 +449,7 @@ impl System {
             age: 1,
             ledger: self.kept.ledger,
             reach: None,
+            rate: 0.0,
         };
         Ok(singular.map(|s| s.index))
     }
@@ -524,6 +552,16 @@ impl System {
         // Only the multipliers are left (kept matrix): v̇ may be at its round-off, so
         // its corrections judge neither divergence nor the rate.
         let only_lambda = velocity && it.v_settled;
+        if it.stale && k >= 2 && velocity {
+            // The rate the contraction rule judges below (not that of the correction
+            // that converged: it may be at round-off).
+            let rate = if only_lambda {
+                lam.rate
+            } else {
+                dvd / it.dvd_1
+            };
+            it.kept_rate = it.kept_rate.max(rate);
+        }
         if only_lambda {
             // After one correction the rate is not known yet (as for v̇).
             let left = i32::try_from(it.max_iter - k).unwrap_or(i32::MAX);

@@ -24,11 +24,14 @@ use crate::linear::SolverMemory;
 /// Format of [`State::to_bytes`]: a magic word and a version, then the fields.
 /// Version 3 added the kept iteration matrix, version 4 the cost rule's ledger
 /// (`Settings::matrix_rule`), version 5 whether the LU's orders are diagonal ones
-/// (`linear/diagonal.rs`; two flags per solver at the end). Versions 2 (without the matrix: the next step factorizes
-/// a new one), 3 (without the ledger: the rule starts afresh) and 4 (orders of
-/// partial pivoting only) are still read.
+/// (`linear/diagonal.rs`; two flags per solver at the end), version 6 the kept matrix's
+/// last contraction rate (`Kept::rate`, at the end). Versions 2 (without the matrix: the next step factorizes
+/// a new one), 3 (without the ledger: the rule starts afresh), 4 (orders of
+/// partial pivoting only) and 5 (rate unknown: the next reuse is judged by the counts
+/// alone) are still read.
 const MAGIC: &[u8; 8] = b"FDCSTATE";
-const FORMAT: u64 = 5;
+const FORMAT: u64 = 6;
+const FORMAT_WITHOUT_RATE: u64 = 5;
 const FORMAT_WITHOUT_DIAGONAL: u64 = 4;
 const FORMAT_WITHOUT_LEDGER: u64 = 3;
 const FORMAT_WITHOUT_KEPT: u64 = 2;
@@ -136,6 +139,7 @@ impl State {
         for m in [&self.iter_memory, &self.ic_memory] {
             w.bools(&[m.diagonal, m.diagonal_failed]);
         }
+        w.f64(k.rate);
         w.0
     }
 
@@ -149,6 +153,7 @@ impl State {
             let format = r.u64()?;
             let known = [
                 FORMAT,
+                FORMAT_WITHOUT_RATE,
                 FORMAT_WITHOUT_DIAGONAL,
                 FORMAT_WITHOUT_LEDGER,
                 FORMAT_WITHOUT_KEPT,
@@ -204,6 +209,7 @@ impl State {
                         age: r.usize()?,
                         ledger: Default::default(),
                         reach: None,
+                        rate: 0.0,
                     };
                     s.kept_values = r.f64s()?;
                 }
@@ -215,11 +221,14 @@ impl State {
                         backoff: r.u64()?,
                     };
                 }
-                if format == FORMAT {
+                if format >= FORMAT_WITHOUT_RATE {
                     for m in [&mut s.iter_memory, &mut s.ic_memory] {
                         let flags = r.bools(2)?;
                         (m.diagonal, m.diagonal_failed) = (flags[0], flags[1]);
                     }
+                }
+                if format == FORMAT {
+                    s.kept.rate = r.f64()?;
                 }
                 Some(s)
             })

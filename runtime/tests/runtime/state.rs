@@ -270,14 +270,18 @@ fn a_state_of_another_model_or_bad_bytes_is_an_error() {
         corrupt[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(State::from_bytes(&corrupt).is_err(), "at {at}");
     }
-    // Formats 4 (before the diagonal orders: 2 flags per solver), 3 (before the cost
+    // Formats 5 (before the kept matrix's rate: one f64), 4 (before the diagonal
+    // orders: 2 flags per solver), 3 (before the cost
     // rule's ledger: 4 counts) and 2 (before the kept matrix: 2 flags, 4 coefficients,
     // the age, an empty value list) are still read.
     let mut plain = System::new(pendulum_pushed()).unwrap();
     plain.initialize(&s).unwrap();
     let fresh = plain.state();
     assert!(!fresh.keeps_matrix());
-    let v5 = fresh.to_bytes();
+    let v6 = fresh.to_bytes();
+    let mut v5 = v6[..v6.len() - 8].to_vec();
+    v5[8..16].copy_from_slice(&5u64.to_le_bytes());
+    assert_eq!(State::from_bytes(&v5), Ok(fresh.clone()));
     let mut v4 = v5[..v5.len() - 4].to_vec();
     v4[8..16].copy_from_slice(&4u64.to_le_bytes());
     assert_eq!(State::from_bytes(&v4), Ok(fresh.clone()));
