@@ -190,7 +190,7 @@ pub struct System {
     /// The step size controller's memory.
     ctrl: step_control::Control,
     /// The factorized iteration matrix kept across steps (`newton.rs`).
-    kept: newton::Kept,
+    kept: kept::Kept,
     /// The counted costs of a factorization and a correction (`matrix_cost.rs`).
     costs: matrix_cost::Costs,
     /// The sparse LU keeps its pivot order (real time: fixed Newton, fixed steps).
@@ -234,6 +234,7 @@ mod entries;
 mod eval;
 mod given;
 mod ic;
+mod kept;
 pub mod linearize;
 mod loads;
 mod matrix_cost;

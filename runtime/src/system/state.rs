@@ -56,7 +56,7 @@ pub struct State {
     iter_memory: SolverMemory,
     ic_memory: SolverMemory,
     /// The kept iteration matrix and its values (empty unless `kept.valid`).
-    kept: newton::Kept,
+    kept: kept::Kept,
     kept_values: Vec<f64>,
 }
 
@@ -202,7 +202,7 @@ impl State {
             .and_then(|mut s| {
                 if format != FORMAT_WITHOUT_KEPT {
                     let flags = r.bools(2)?;
-                    s.kept = newton::Kept {
+                    s.kept = kept::Kept {
                         valid: flags[0],
                         noqv: flags[1],
                         c: [r.f64()?, r.f64()?, r.f64()?, r.f64()?],
@@ -266,7 +266,7 @@ impl System {
             iter_memory: self.js.as_ref().map(|j| j.memory()).unwrap_or_default(),
             ic_memory: self.ics.as_ref().map(|j| j.memory()).unwrap_or_default(),
             // The reach is computed again from the restored factors (the same bits).
-            kept: newton::Kept {
+            kept: kept::Kept {
                 reach: None,
                 ..self.kept
             },
