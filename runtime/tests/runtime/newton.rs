@@ -433,3 +433,45 @@ fn kept_matrix_is_as_accurate_as_a_new_matrix_per_step() {
         }
     }
 }
+
+#[test]
+fn a_long_chain_ends_a_kept_matrix_before_its_contraction_fails() {
+    // On a long chain a kept matrix ages fast: its rate about doubles from the first
+    // reuse to the second (the state drifts from the matrix step by step). With the
+    // contraction limit 0.1 and no projection such reuses were abandoned within
+    // their step, wasting the corrections on the old matrix, and reuse then waited:
+    // this chain of 256 took 0.60 factorizations and 2.94 corrections per step. The
+    // limit 0.2 (the convergence test on a kept matrix projects the remaining error,
+    // so it is a matter of cost) and the cost rule's projection of the last step's
+    // rate (`Kept::next_rate`) keep the matrix where it contracts and refresh before
+    // a step where it would not: 0.22 and 3.68, fewer corrections than a new matrix
+    // every second step would need plus one, and the states to the tolerance.
+    let s = chain_settings(Newton::Velocity { tol: 1e-10 });
+    let (a, sa) = run(rigid_chain(256), &s);
+    let every_second = Settings {
+        matrix_steps: 2,
+        matrix_rule: MatrixRule::Age,
+        ..s.clone()
+    };
+    let (b, sb) = run(rigid_chain(256), &every_second);
+    let tight = Settings {
+        newton: Newton::Velocity { tol: 1e-13 },
+        ..s.clone()
+    };
+    let (c, _) = run(rigid_chain(256), &full(&tight));
+    let per = |n: usize, st: &RunStats| n as f64 / st.steps as f64;
+    let (da, db) = (deviation(&a, &c, false), deviation(&b, &c, false));
+    eprintln!(
+        "chain of 256: cost rule {:.3} factorizations and {:.3} corrections per step, age 2 {:.3} / {:.3}; states {da:.2e} / {db:.2e} from the 1e-13 run",
+        per(sa.factorizations, &sa),
+        per(sa.newton_iterations, &sa),
+        per(sb.factorizations, &sb),
+        per(sb.newton_iterations, &sb),
+    );
+    assert!(per(sa.factorizations, &sa) < 0.35, "{sa:?}");
+    assert!(
+        per(sa.newton_iterations, &sa) < per(sb.newton_iterations, &sb) + 1.0,
+        "{sa:?} against {sb:?}"
+    );
+    assert!(da < 2.0 * db + 1e-9, "states {da} against {db}");
+}
