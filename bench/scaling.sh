@@ -8,19 +8,25 @@
 # (a flat per-body cost keeps it at 1).
 # With BASE the two binaries run interleaved (new, base, new, ...) REPS times per N
 # (default 3) and the table gives both and the ratio new / base of the CPU figures.
+# ARGS adds options to every run, e.g. ARGS="--newton fixed:2" for the same Newton work
+# in every step at every size (the converged default needs more new matrices per step
+# on the long chains: docs/performance.md, session 27), ARGS="--output-every 1000" for
+# no result rows.
 # Usage: bench/scaling.sh [NEW] [BASE]   (default NEW: target/release/fdc)
 #        SIZES="16 64" REPS=5 bench/scaling.sh NEW BASE
+#        ARGS="--newton fixed:2" bench/scaling.sh NEW
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NEW=${1:-target/release/fdc}
 BASE=${2:-}
 SIZES=${SIZES:-16 64 256 1000}
 REPS=${REPS:-3}
+read -r -a extra <<< "${ARGS:-}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 wall() { # FDC CACHE: the median step time [us] of one run
-  "$1" "$work/c.fd" --end 0.5 --timing --cache-dir "$2" -o "$work/c.csv" 2>&1 \
+  "$1" "$work/c.fd" --end 0.5 --timing --cache-dir "$2" -o "$work/c.csv" "${extra[@]}" 2>&1 \
     | sed -n 's/.*median \([0-9.]*\).*/\1/p'
 }
 bins=("$NEW")
@@ -43,7 +49,7 @@ for n in $SIZES; do
   for _ in $(seq "$REPS"); do
     for i in "${!bins[@]}"; do
       wall "${bins[$i]}" "$work/cache$i" >> "$work/wall$i"
-      python3 bench/peers/fdc_cpu.py "${bins[$i]}" "$work/c.fd" "$work/cache$i" "$work/c.csv" >> "$work/cpu$i"
+      FDC_ARGS="${ARGS:-}" python3 bench/peers/fdc_cpu.py "${bins[$i]}" "$work/c.fd" "$work/cache$i" "$work/c.csv" >> "$work/cpu$i"
     done
   done
   row="| $n"
