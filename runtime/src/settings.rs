@@ -72,8 +72,8 @@ pub enum Predictor {
     /// and this step have the same size and the extrapolation would have been the
     /// closer guess in the last step (separately for v̇ and λ); x_n otherwise. Its
     /// error is O(h²) instead of O(h), which saves corrections: the peers' chain of 64
-    /// rods 4.2 → 3.0 per step with the matrix kept across steps (3.6 → 3.0 since the cost
-    /// rule projects the contraction). With a new matrix
+    /// rods 4.2 → 3.0 per step with the matrix kept across steps (3.7 → 3.1 since the cost
+    /// rule projects the contraction, session 27). With a new matrix
     /// every step the multipliers, which the velocity criterion does not measure, end
     /// about ten times farther from the converged ones after the second correction;
     /// with the kept matrix (the default) the multiplier test of a stale matrix holds
@@ -89,7 +89,7 @@ pub enum Predictor {
 /// kept matrix the convergence test projects the remaining error from the rate, so
 /// the limit is about cost, not accuracy: 0.2 instead of 0.1 (session 27) let the
 /// 1,000-rod chain finish most reuses it used to abandon after three corrections
-/// (0.77 → 0.50 factorizations, 2.65 → 3.43 corrections per step, CPU 0.96), the
+/// (0.77 → 0.50 factorizations, 2.65 → 3.43 corrections per step, CPU 0.97), the
 /// 64-rod chain 0.35 → 0.27 (3.53 → 3.76); the chain of 16's accuracy against a
 /// new matrix per step unchanged (`tests/runtime/newton.rs`).
 pub const KEEP_MATRIX_RATE: f64 = 0.2;

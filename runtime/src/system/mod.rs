@@ -189,7 +189,7 @@ pub struct System {
     h: f64,
     /// The step size controller's memory.
     ctrl: step_control::Control,
-    /// The factorized iteration matrix kept across steps (`newton.rs`).
+    /// The factorized iteration matrix kept across steps (`kept.rs`).
     kept: kept::Kept,
     /// The counted costs of a factorization and a correction (`matrix_cost.rs`).
     costs: matrix_cost::Costs,
