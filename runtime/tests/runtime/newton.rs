@@ -27,6 +27,11 @@ fn full(s: &Settings) -> Settings {
 
 /// Modified Newton within a step only: a new matrix for the first correction of
 /// every step (what the runtime did before the matrix was kept across steps).
+/// A count of a run (factorizations, corrections) per accepted step.
+fn per(n: usize, st: &RunStats) -> f64 {
+    n as f64 / st.steps as f64
+}
+
 fn per_step(s: &Settings) -> Settings {
     Settings {
         matrix_steps: 1,
@@ -297,7 +302,6 @@ fn matrix_kept_across_steps_reaches_the_states_of_a_new_matrix_per_step() {
         let (b, sb) = run(model(), &per_step(&s));
         let (da, db) = (deviation(&a, &tight, false), deviation(&b, &tight, false));
         let between = deviation(&a, &b, false);
-        let per = |n: usize, st: &RunStats| n as f64 / st.steps as f64;
         eprintln!(
             "{name}: kept {:.3} factorizations and {:.3} corrections per step, per step {:.3} / {:.3}; states {da:.2e} / {db:.2e}, between them {:.2e}; multipliers {:.2e} / {:.2e}",
             per(sa.factorizations, &sa),
@@ -459,7 +463,6 @@ fn a_long_chain_ends_a_kept_matrix_before_its_contraction_fails() {
         ..s.clone()
     };
     let (c, _) = run(rigid_chain(256), &full(&tight));
-    let per = |n: usize, st: &RunStats| n as f64 / st.steps as f64;
     let (da, db) = (deviation(&a, &c, false), deviation(&b, &c, false));
     eprintln!(
         "chain of 256: cost rule {:.3} factorizations and {:.3} corrections per step, age 2 {:.3} / {:.3}; states {da:.2e} / {db:.2e} from the 1e-13 run",
