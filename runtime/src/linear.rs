@@ -17,9 +17,12 @@ mod blocked;
 mod dense;
 mod diagonal;
 mod rows;
+mod scan;
 mod supernodes;
 use blocked::Blocks;
 pub use dense::DenseLu;
+use scan::larger;
+pub use scan::{scan, Scan};
 use supernodes::Supernodes;
 
 /// The kernels of the sparse LU's refactorization and solve on the kept pivot order.
@@ -59,6 +62,13 @@ pub struct Singular {
 pub trait LinearSolver: Send {
     /// Factorizes the matrix with the pattern given at construction and these values.
     fn factorize(&mut self, values: &[f64]) -> Result<(), Singular>;
+    /// [`LinearSolver::factorize`] of values the caller has [`scan`]ned (to check
+    /// them finite): a solver that needs their largest magnitude takes it from there
+    /// instead of a pass of its own.
+    fn factorize_scanned(&mut self, values: &[f64], scan: Scan) -> Result<(), Singular> {
+        let _ = scan;
+        self.factorize(values)
+    }
     /// Overwrites `rhs` with the solution of `A x = rhs` for the last factorization.
     fn solve(&mut self, rhs: &mut [f64]);
     /// Number of full factorizations (new pivot order) so far.
@@ -462,7 +472,11 @@ impl SparseLu {
 
 impl LinearSolver for SparseLu {
     fn factorize(&mut self, values: &[f64]) -> Result<(), Singular> {
-        let max = abs_max(values);
+        self.factorize_scanned(values, scan(values))
+    }
+
+    fn factorize_scanned(&mut self, values: &[f64], scan: Scan) -> Result<(), Singular> {
+        let max = scan.max;
         let tau = match (self.keep, self.diagonal) {
             (true, _) => 0.0,
             (false, true) => DIAGONAL_TAU,
@@ -647,39 +661,6 @@ impl LinearSolver for SparseLu {
     }
 }
 
-/// The largest |value| (NaN ignored, as `f64::max` does): eight independent maxima,
-/// so the pass over all values is not one chain of dependent comparisons, each kept by
-/// a plain comparison (`f64::max`'s NaN handling made every step of the chain three
-/// instructions long: the pass took ≈ 4 % of the 64-rod chain's step). A NaN never
-/// compares greater, so it is ignored as by `f64::max`, and the maximum of a set does
-/// not depend on the order it is taken in: the same bits as a plain fold.
-fn abs_max(values: &[f64]) -> f64 {
-    const LANES: usize = 8;
-    let mut lanes = [0.0f64; LANES];
-    let mut chunks = values.chunks_exact(LANES);
-    for c in &mut chunks {
-        for (m, v) in lanes.iter_mut().zip(c) {
-            *m = larger(*m, v.abs());
-        }
-    }
-    let rest = chunks
-        .remainder()
-        .iter()
-        .fold(0.0f64, |m, v| larger(m, v.abs()));
-    lanes.iter().fold(rest, |m, &v| larger(m, v))
-}
-
-/// The larger of a running maximum `m` and `v`, with a NaN `v` ignored: `f64::max`'s
-/// result where `m` is not NaN, in one comparison instead of its three-instruction NaN
-/// handling (on the critical path of every maximum taken in a loop).
-fn larger(m: f64, v: f64) -> f64 {
-    if v > m {
-        v
-    } else {
-        m
-    }
-}
-
 /// Runs `f` and catches a panic without printing it: the caller turns the failure into
 /// an error message, so the panic hook's backtrace would only be noise for the user.
 /// Only on the rare full factorization (the hook swap allocates).
@@ -710,24 +691,6 @@ mod tests {
             .zip(b)
             .map(|(y, b)| (y - b).abs())
             .fold(0.0, f64::max)
-    }
-
-    #[test]
-    fn the_lane_maximum_is_the_plain_one() {
-        let mut seed = 3;
-        for len in [0, 1, 3, 4, 7, 64, 101] {
-            let mut v: Vec<f64> = (0..len).map(|_| lcg(&mut seed) * 1e3).collect();
-            if len > 5 {
-                v[len / 2] = f64::NAN;
-                v[1] = -0.0;
-            }
-            let plain = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-            assert_eq!(abs_max(&v).to_bits(), plain.to_bits(), "len {len}");
-        }
-        assert_eq!(
-            abs_max(&[1.0, -7.5, f64::INFINITY, 2.0, 3.0]),
-            f64::INFINITY
-        );
     }
 
     #[test]

@@ -149,23 +149,10 @@ impl System {
 
 /// The index of the first entry of `x` that is not finite. Runs on every residual,
 /// correction and iteration matrix, where all entries are finite: that case is tested
-/// first in eight independent lanes (`0 · v` is zero for a finite v and NaN otherwise, and
-/// a NaN survives every sum), which the compiler vectorizes; an early-exit search
-/// compares one entry at a time (≈ 3 % of the 64-rod chain's step on its matrix).
+/// first by [`crate::linear::scan`]'s vectorized pass; an early-exit search compares
+/// one entry at a time (≈ 3 % of the 64-rod chain's step on its matrix).
 pub(super) fn position_non_finite(x: &[f64]) -> Option<usize> {
-    const LANES: usize = 8;
-    let mut lanes = [0.0f64; LANES];
-    let mut chunks = x.chunks_exact(LANES);
-    for c in &mut chunks {
-        for (l, v) in lanes.iter_mut().zip(c) {
-            *l += v * 0.0;
-        }
-    }
-    let finite = lanes
-        .iter()
-        .chain(chunks.remainder())
-        .all(|a| a.is_finite());
-    if finite {
+    if crate::linear::scan(x).finite {
         return None;
     }
     x.iter().position(|a| !a.is_finite())

@@ -387,13 +387,18 @@ impl System {
         c: &Coefficients,
     ) -> Result<Option<usize>, SimErrorKind> {
         self.assemble_iter(c, settings.iter_noqv);
-        if let Some(pos) = culprit::position_non_finite(&self.jv[..self.jp.nnz()]) {
+        // One pass over the values for the finiteness check and the LU's pivot
+        // reference (`linear/scan.rs`).
+        let values = &self.jv[..self.jp.nnz()];
+        let scan = crate::linear::scan(values);
+        if !scan.finite {
+            let pos = culprit::position_non_finite(values).unwrap_or(0);
             let u = self.labels[self.jp_col_of(pos)].clone();
             return Err(self.trial_not_finite(u, Role::Iter, c, settings.iter_noqv));
         }
         let solver = self.js.as_mut().expect("solvers exist after initialize");
         self.stats.factorizations += 1;
-        let singular = solver.factorize(&self.jv[..self.jp.nnz()]).err();
+        let singular = solver.factorize_scanned(values, scan).err();
         self.kept = Kept {
             valid: singular.is_none(),
             c: c.abi(),
