@@ -12,9 +12,13 @@
 # in every step at every size (the converged default needs more new matrices per step
 # on the long chains: docs/performance.md, session 27), ARGS="--output-every 1000" for
 # no result rows.
+# CHAINS_OF=16 makes each size N of N/16 independent 16-rod chains (`gen_chain.py
+# --chains`; N a multiple of 16): the model grows, its dynamics and so its Newton work
+# per step do not (one longer chain's highest frequency grows about as √N).
 # Usage: bench/scaling.sh [NEW] [BASE]   (default NEW: target/release/fdc)
 #        SIZES="16 64" REPS=5 bench/scaling.sh NEW BASE
 #        ARGS="--newton fixed:2" bench/scaling.sh NEW
+#        CHAINS_OF=16 SIZES="16 64 256 1008" bench/scaling.sh NEW
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NEW=${1:-target/release/fdc}
@@ -40,7 +44,11 @@ else
 fi
 first=()
 for n in $SIZES; do
-  python3 bench/gen_chain.py "$n" --mass 1 --no-springs > "$work/c.fd"
+  if [ -n "${CHAINS_OF:-}" ]; then
+    python3 bench/gen_chain.py "$CHAINS_OF" --mass 1 --no-springs --chains $((n / CHAINS_OF)) > "$work/c.fd"
+  else
+    python3 bench/gen_chain.py "$n" --mass 1 --no-springs > "$work/c.fd"
+  fi
   for i in "${!bins[@]}"; do
     # Warm each binary's own cache: no step may include a compile.
     "${bins[$i]}" "$work/c.fd" --end 0.01 --cache-dir "$work/cache$i" -o "$work/c.csv" >/dev/null 2>&1
