@@ -6,8 +6,9 @@
 # (CPU of a 1.1 s run minus a 0.1 s run: everything a step costs, output rows
 # included), each divided by N, and the CPU per body relative to the first size
 # (a flat per-body cost keeps it at 1).
-# With BASE the two binaries run interleaved (new, base, new, ...) REPS times per N
-# (default 3) and the table gives both and the ratio new / base of the CPU figures.
+# REPS rounds (default 3), the medians of the rounds in the table. With BASE the two
+# binaries run interleaved (new, base, new, ...) and the table gives both and the ratio
+# new / base of the CPU figures.
 # ARGS adds options to every run, e.g. ARGS="--newton fixed:2" for the same Newton work
 # in every step at every size (the converged default needs more new matrices per step
 # on the long chains: docs/performance.md, session 27), ARGS="--output-every 1000" for
@@ -29,8 +30,8 @@ read -r -a extra <<< "${ARGS:-}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-wall() { # FDC CACHE: the median step time [us] of one run
-  "$1" "$work/c.fd" --end 0.5 --timing --cache-dir "$2" -o "$work/c.csv" "${extra[@]}" 2>&1 \
+wall() { # FDC CACHE MODEL: the median step time [us] of one run
+  "$1" "$3" --end 0.5 --timing --cache-dir "$2" -o "$work/c.csv" "${extra[@]}" 2>&1 \
     | sed -n 's/.*median \([0-9.]*\).*/\1/p'
 }
 bins=("$NEW")
@@ -42,27 +43,38 @@ else
   printf '| N | wall µs/step | CPU µs/step | wall µs/step/body | CPU µs/step/body | CPU per body ÷ first N |\n'
   printf '|---|---|---|---|---|---|\n'
 fi
-first=()
+# Every round measures every size with every binary (sizes interleaved, so a slow spell
+# of the shared machine lands on all of them). A sample of a size below 1,000 bodies is
+# the median of ceil(1000 / N) runs (at most 9): one run of the 16-rod chain is ≈ 20 ms
+# of CPU, and single runs of it scattered by ± 25 %.
 for n in $SIZES; do
   if [ -n "${CHAINS_OF:-}" ]; then
-    python3 bench/gen_chain.py "$CHAINS_OF" --mass 1 --no-springs --chains $((n / CHAINS_OF)) > "$work/c.fd"
+    python3 bench/gen_chain.py "$CHAINS_OF" --mass 1 --no-springs --chains $((n / CHAINS_OF)) > "$work/c$n.fd"
   else
-    python3 bench/gen_chain.py "$n" --mass 1 --no-springs > "$work/c.fd"
+    python3 bench/gen_chain.py "$n" --mass 1 --no-springs > "$work/c$n.fd"
   fi
   for i in "${!bins[@]}"; do
     # Warm each binary's own cache: no step may include a compile.
-    "${bins[$i]}" "$work/c.fd" --end 0.01 --cache-dir "$work/cache$i" -o "$work/c.csv" >/dev/null 2>&1
-    : > "$work/wall$i"; : > "$work/cpu$i"
+    "${bins[$i]}" "$work/c$n.fd" --end 0.01 --cache-dir "$work/cache$i" -o "$work/c.csv" >/dev/null 2>&1
+    : > "$work/wall$i.$n"; : > "$work/cpu$i.$n"
   done
-  for _ in $(seq "$REPS"); do
+done
+for _ in $(seq "$REPS"); do
+  for n in $SIZES; do
+    runs=$(( (1000 + n - 1) / n )); [ "$runs" -gt 9 ] && runs=9
     for i in "${!bins[@]}"; do
-      wall "${bins[$i]}" "$work/cache$i" >> "$work/wall$i"
-      FDC_ARGS="${ARGS:-}" python3 bench/peers/fdc_cpu.py "${bins[$i]}" "$work/c.fd" "$work/cache$i" "$work/c.csv" >> "$work/cpu$i"
+      wall "${bins[$i]}" "$work/cache$i" "$work/c$n.fd" >> "$work/wall$i.$n"
+      for _ in $(seq "$runs"); do
+        FDC_ARGS="${ARGS:-}" python3 bench/peers/fdc_cpu.py "${bins[$i]}" "$work/c$n.fd" "$work/cache$i" "$work/c.csv"
+      done | median >> "$work/cpu$i.$n"
     done
   done
+done
+first=()
+for n in $SIZES; do
   row="| $n"
   for i in "${!bins[@]}"; do
-    w=$(median < "$work/wall$i"); c=$(median < "$work/cpu$i")
+    w=$(median < "$work/wall$i.$n"); c=$(median < "$work/cpu$i.$n")
     per=$(echo "$c / $n" | bc -l)
     [ -z "${first[$i]:-}" ] && first[$i]=$per
     rel=$(echo "$per / ${first[$i]}" | bc -l)
