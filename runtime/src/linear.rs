@@ -22,7 +22,7 @@ mod supernodes;
 use blocked::Blocks;
 pub use dense::DenseLu;
 use scan::larger;
-pub use scan::{scan, Scan};
+pub use scan::{all_finite, scan, Scan};
 use supernodes::Supernodes;
 
 /// The kernels of the sparse LU's refactorization and solve on the kept pivot order.

@@ -20,12 +20,26 @@ pub struct Scan {
 /// maximum of a set does not depend on the order it is taken in, so it has the bits of
 /// a plain fold.
 pub fn scan(values: &[f64]) -> Scan {
+    lanes::<true>(values)
+}
+
+/// Whether every value is finite: [`scan`] without the maximum, for the residuals and
+/// corrections the step loop checks several times per step.
+pub fn all_finite(values: &[f64]) -> bool {
+    lanes::<false>(values).finite
+}
+
+/// [`scan`], with the maximum taken only if `MAX` (else 0).
+#[inline(always)]
+fn lanes<const MAX: bool>(values: &[f64]) -> Scan {
     const LANES: usize = 8;
     let (mut max, mut zero) = ([0.0f64; LANES], [0.0f64; LANES]);
     let mut chunks = values.chunks_exact(LANES);
     for c in &mut chunks {
         for ((m, z), v) in max.iter_mut().zip(zero.iter_mut()).zip(c) {
-            *m = larger(*m, v.abs());
+            if MAX {
+                *m = larger(*m, v.abs());
+            }
             *z += v * 0.0;
         }
     }
@@ -76,8 +90,9 @@ mod tests {
             let plain = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
             assert_eq!(scan(&v).max.to_bits(), plain.to_bits(), "len {len}");
         }
-        let with_infinity = scan(&[1.0, -7.5, f64::INFINITY, 2.0, 3.0]);
-        assert_eq!(with_infinity.max, f64::INFINITY);
-        assert!(!with_infinity.finite);
+        let with_infinity = [1.0, -7.5, f64::INFINITY, 2.0, 3.0];
+        assert_eq!(scan(&with_infinity).max, f64::INFINITY);
+        assert!(!scan(&with_infinity).finite);
+        assert!(!all_finite(&with_infinity));
     }
 }

@@ -149,10 +149,10 @@ impl System {
 
 /// The index of the first entry of `x` that is not finite. Runs on every residual,
 /// correction and iteration matrix, where all entries are finite: that case is tested
-/// first by [`crate::linear::scan`]'s vectorized pass; an early-exit search compares
-/// one entry at a time (≈ 3 % of the 64-rod chain's step on its matrix).
+/// first by [`crate::linear::all_finite`]'s vectorized pass; an early-exit search
+/// compares one entry at a time (≈ 3 % of the 64-rod chain's step on its matrix).
 pub(super) fn position_non_finite(x: &[f64]) -> Option<usize> {
-    if crate::linear::scan(x).finite {
+    if crate::linear::all_finite(x) {
         return None;
     }
     x.iter().position(|a| !a.is_finite())
