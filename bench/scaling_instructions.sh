@@ -8,20 +8,22 @@
 # that makes the timed ratios of bench/scaling.sh scatter by ± 10 % at N = 1,000; the
 # cache misses are mostly of streams the hardware fetches ahead, so they cost far less
 # time than their count suggests (compare the two benchmarks).
-# Sizes as in bench/scaling.sh (SIZES, CHAINS_OF); no result rows; level-2 code only.
+# Sizes and options as in bench/scaling.sh (SIZES, CHAINS_OF, ARGS: e.g. ARGS="--newton
+# fixed:2" for the same Newton work in every step); no result rows; level-2 code only.
 # Needs valgrind (apt install valgrind). Usage: bench/scaling_instructions.sh [FDC]
 #        CHAINS_OF=16 SIZES="16 1008" bench/scaling_instructions.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FDC=${1:-target/release/fdc}
 SIZES=${SIZES:-16 64 256 1000}
+read -r -a extra <<< "${ARGS:-}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 count() { # MODEL END: "Ir I1mr+D1mr+D1mw ILmr+DLmr+DLmw" of the step loop
   valgrind --tool=callgrind --cache-sim=yes --D1=32768,8,64 --LL=1048576,16,64 \
     --toggle-collect='*advance_to*' --callgrind-out-file="$work/cg.out" \
     "$FDC" "$1" --end "$2" --output-every 1000 --opt-level 2 --cache-dir "$work/cache" \
-    -o "$work/c.csv" >/dev/null 2>&1
+    -o "$work/c.csv" "${extra[@]}" >/dev/null 2>&1
   callgrind_annotate --inclusive=no "$work/cg.out" | grep 'PROGRAM TOTALS' | tr -d , \
     | sed 's/([^)]*)//g' | awk '{print $1, $4 + $5 + $6, $7 + $8 + $9}'
 }
