@@ -32,6 +32,15 @@ fn per(n: usize, st: &RunStats) -> f64 {
     n as f64 / st.steps as f64
 }
 
+/// "F factorizations and C corrections per step" of a run, for the tests' reports.
+fn work(st: &RunStats) -> String {
+    format!(
+        "{:.3} factorizations and {:.3} corrections per step",
+        per(st.factorizations, st),
+        per(st.newton_iterations, st)
+    )
+}
+
 fn per_step(s: &Settings) -> Settings {
     Settings {
         matrix_steps: 1,
@@ -303,11 +312,9 @@ fn matrix_kept_across_steps_reaches_the_states_of_a_new_matrix_per_step() {
         let (da, db) = (deviation(&a, &tight, false), deviation(&b, &tight, false));
         let between = deviation(&a, &b, false);
         eprintln!(
-            "{name}: kept {:.3} factorizations and {:.3} corrections per step, per step {:.3} / {:.3}; states {da:.2e} / {db:.2e}, between them {:.2e}; multipliers {:.2e} / {:.2e}",
-            per(sa.factorizations, &sa),
-            per(sa.newton_iterations, &sa),
-            per(sb.factorizations, &sb),
-            per(sb.newton_iterations, &sb),
+            "{name}: kept {}, new matrix every step {}; states {da:.2e} / {db:.2e}, between them {:.2e}; multipliers {:.2e} / {:.2e}",
+            work(&sa),
+            work(&sb),
             between,
             deviation(&a, &tight, true),
             deviation(&b, &tight, true),
@@ -465,11 +472,9 @@ fn a_long_chain_ends_a_kept_matrix_before_its_contraction_fails() {
     let (c, _) = run(rigid_chain(256), &full(&tight));
     let (da, db) = (deviation(&a, &c, false), deviation(&b, &c, false));
     eprintln!(
-        "chain of 256: cost rule {:.3} factorizations and {:.3} corrections per step, age 2 {:.3} / {:.3}; states {da:.2e} / {db:.2e} from the 1e-13 run",
-        per(sa.factorizations, &sa),
-        per(sa.newton_iterations, &sa),
-        per(sb.factorizations, &sb),
-        per(sb.newton_iterations, &sb),
+        "chain of 256: cost rule {}, age 2 {}; states {da:.2e} / {db:.2e} from the 1e-13 run",
+        work(&sa),
+        work(&sb),
     );
     assert!(per(sa.factorizations, &sa) < 0.35, "{sa:?}");
     assert!(
