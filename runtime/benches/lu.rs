@@ -13,7 +13,10 @@
 //! Then one solve alone on the relaxed factors (what a correction on a kept matrix
 //! costs in the LU), and the same figures for the order with the pivots on the
 //! diagonal (`linear/diagonal.rs`, what the iteration matrix tries first), timed
-//! interleaved with the relaxed kernel under partial pivoting. Prints a markdown table for docs/performance.md.
+//! interleaved with the relaxed kernel under partial pivoting; last, both orders'
+//! refactorization + solve with the blocked kernel's AVX2 compilation (the default where
+//! the processor has AVX2) against its baseline x86-64 one, interleaved too (the
+//! solutions must be the same bits). Prints a markdown table for docs/performance.md.
 
 #[path = "../tests/runtime/common/matrices.rs"]
 mod matrices;
@@ -67,8 +70,8 @@ fn time_solve(lu: &mut SparseLu, rhs: &[f64], x: &mut [f64], reps: usize) -> f64
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
     let profile = std::env::args().any(|a| a == "profile");
-    println!("| N | unknowns | nnz(L+U) | multiply-adds (column / exact / relaxed) | supernodes (exact / relaxed) | exact µs | relaxed µs | µs per body (exact / relaxed) | relaxed / exact | max rel. difference | solve alone µs (relaxed) | diagonal order: multiply-adds, µs, ÷ relaxed, solve alone µs (by rows or panels) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| N | unknowns | nnz(L+U) | multiply-adds (column / exact / relaxed) | supernodes (exact / relaxed) | exact µs | relaxed µs | µs per body (exact / relaxed) | relaxed / exact | max rel. difference | solve alone µs (relaxed) | diagonal order: multiply-adds, µs, ÷ relaxed, solve alone µs (by rows or panels) | AVX2 ÷ baseline x86-64 (relaxed / diagonal order) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     // Sizes on the command line replace the default ones.
     let mut sizes: Vec<usize> = std::env::args().filter_map(|a| a.parse().ok()).collect();
     if sizes.is_empty() {
@@ -106,11 +109,21 @@ fn main() {
         // first), on relaxed supernodes too.
         let mut diag = SparseLu::new(&pattern).expect("analysis");
         diag.allow_diagonal_order();
+        // Both compiled for baseline x86-64 (by default the blocked refactorization
+        // runs its AVX2 compilation where the processor has it; the same bits).
+        let mut base = SparseLu::new(&pattern).expect("analysis");
+        base.set_wide_registers(false);
+        let mut diag_base = SparseLu::new(&pattern).expect("analysis");
+        diag_base.allow_diagonal_order();
+        diag_base.set_wide_registers(false);
         let (mut xo, mut xn, mut xd) = (rhs.clone(), rhs.clone(), rhs.clone());
+        let (mut xb, mut xdb) = (rhs.clone(), rhs.clone());
         // The first factorization chooses the pivot order; every later one keeps it.
         time(&mut old, &values, &rhs, &mut xo, 3);
         time(&mut new, &values, &rhs, &mut xn, 3);
         time(&mut diag, &values, &rhs, &mut xd, 3);
+        time(&mut base, &values, &rhs, &mut xb, 3);
+        time(&mut diag_base, &values, &rhs, &mut xdb, 3);
         let reps = if quick {
             50
         } else {
@@ -118,17 +131,25 @@ fn main() {
         };
         // Interleaved rounds, the median of the per-round medians.
         let (mut to, mut tn, mut td) = (vec![], vec![], vec![]);
+        let (mut tb, mut tdb) = (vec![], vec![]);
         for _ in 0..5 {
             // `-- profile`: the relaxed kernel alone (for perf; the ratio is then void).
             let old_reps = if profile { 1 } else { reps };
             to.push(time(&mut old, &values, &rhs, &mut xo, old_reps));
             tn.push(time(&mut new, &values, &rhs, &mut xn, reps));
             td.push(time(&mut diag, &values, &rhs, &mut xd, old_reps));
+            tb.push(time(&mut base, &values, &rhs, &mut xb, old_reps));
+            tdb.push(time(&mut diag_base, &values, &rhs, &mut xdb, old_reps));
         }
-        for t in [&mut to, &mut tn, &mut td] {
+        for t in [&mut to, &mut tn, &mut td, &mut tb, &mut tdb] {
             t.sort_by(f64::total_cmp);
         }
-        let (to, tn, td) = (to[2], tn[2], td[2]);
+        let (to, tn, td, tb, tdb) = (to[2], tn[2], td[2], tb[2], tdb[2]);
+        assert_eq!(xn, xb, "{label}: the AVX2 compilation changed the solution");
+        assert_eq!(
+            xd, xdb,
+            "{label}: the AVX2 compilation changed the solution"
+        );
         let mut tds: Vec<f64> = (0..5)
             .map(|_| time_solve(&mut diag, &rhs, &mut xd, 4 * reps))
             .collect();
@@ -148,7 +169,7 @@ fn main() {
         assert_eq!(new.active(), LuKernel::Blocked);
         assert_eq!(old.active(), LuKernel::Blocked);
         println!(
-            "| {label} | {} | {} | {} / {} / {} | {} / {} | {to:.1} | {tn:.1} | {:.3} / {:.3} | {:.2} | {diff:.1e} | {:.2} | {} |",
+            "| {label} | {} | {} | {} / {} / {} | {} / {} | {to:.1} | {tn:.1} | {:.3} / {:.3} | {:.2} | {diff:.1e} | {:.2} | {} | {} |",
             pattern.n,
             new.factor_nnz(),
             multiply_adds(&new),
@@ -170,6 +191,11 @@ fn main() {
                 )
             } else {
                 "none (partial pivoting)".into()
+            },
+            if new.wide_registers() {
+                format!("{:.2} / {:.2}", tn / tb, td / tdb)
+            } else {
+                "no AVX2 here".into()
             }
         );
     }

@@ -217,6 +217,9 @@ pub struct SparseLu {
     /// Whether the blocked kernel merges its supernodes into wider ones
     /// (`linear/amalgamate.rs`; default on).
     relax: bool,
+    /// Whether the blocked kernel runs its AVX2 compilation where the processor has
+    /// AVX2 ([`SparseLu::set_wide_registers`]; default on).
+    wide: bool,
     /// The kernel that made the current factors (the solve reads its arrays).
     factored: LuKernel,
     have_factors: bool,
@@ -263,6 +266,7 @@ impl SparseLu {
             dense: None,
             kernel: LuKernel::default(),
             relax: true,
+            wide: true,
             factored: LuKernel::Column,
             have_factors: false,
             keep: false,
@@ -351,6 +355,9 @@ impl SparseLu {
             &self.q_inv,
             self.relax,
         );
+        if let Some(blocks) = self.dense.as_mut() {
+            blocks.set_wide(self.wide);
+        }
     }
 
     /// Chooses the kernels of the refactorization and solve (default
@@ -367,6 +374,21 @@ impl SparseLu {
         if self.have_factors {
             self.find_supernodes();
         }
+    }
+
+    /// Whether the blocked refactorization runs compiled for AVX2 where the processor
+    /// has it (default true; the results are the same bits either way, false is the
+    /// reference of the tests and the benchmark). Takes effect at the next `factorize`.
+    pub fn set_wide_registers(&mut self, on: bool) {
+        self.wide = on;
+        if let Some(blocks) = self.dense.as_mut() {
+            blocks.set_wide(on);
+        }
+    }
+
+    /// Whether the blocked refactorization runs its AVX2 compilation.
+    pub fn wide_registers(&self) -> bool {
+        self.wide && blocked::avx2_available()
     }
 
     /// The kernel that runs: the chosen one, or the next simpler one where the kept

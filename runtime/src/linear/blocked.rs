@@ -79,6 +79,20 @@ pub(super) struct Blocks {
     /// With narrow supernodes ([`ROW_SOLVE_WIDTH`]): the factors row by row for the
     /// solves (`rows.rs`), copied after each refactorization.
     rows_of_factors: Option<RowFactors>,
+    /// The refactorization runs compiled for AVX2 ([`Blocks::refactor`]).
+    wide: bool,
+}
+
+/// Whether this processor runs [`Blocks::refactor`]'s AVX2 compilation.
+pub(super) fn avx2_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }
 
 /// What a supernode's sizes are: first step, width, panel rows, U block columns.
@@ -174,6 +188,7 @@ impl Blocks {
             shapes: vec![],
             recip: vec![0.0; n],
             rows_of_factors: None,
+            wide: avx2_available(),
         };
         blocks.shapes = (0..ns).map(|s| blocks.shape_of(s)).collect();
         blocks.make_maps(&of, col_ptr, row_idx, pinv, q_inv)?;
@@ -332,7 +347,38 @@ impl Blocks {
     /// The elimination with the kept order: writes the pivots to `diag` and returns
     /// false if one is unacceptable (`tau` relative to the largest entry below it in
     /// its column; 0 accepts any nonzero finite pivot).
+    ///
+    /// On a processor with AVX2 the same code runs compiled for it: the kernels are
+    /// lane-wise multiplies and adds without fused multiply-adds or reassociation, so
+    /// the wider registers change the speed, not a bit of the result (checked by
+    /// `avx2_refactorization_is_bitwise_the_baseline`).
     pub(super) fn refactor(&mut self, values: &[f64], tau: f64, diag: &mut [f64]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self.wide {
+            // SAFETY: `wide` is only set where `avx2_available` found the processor to
+            // support AVX2, the only feature `refactor_avx2` is compiled for.
+            return unsafe { self.refactor_avx2(values, tau, diag) };
+        }
+        self.eliminate(values, tau, diag)
+    }
+
+    /// Runs the refactorization compiled for AVX2 where the processor has it (`on`,
+    /// the default) or the baseline x86-64 one (the reference of the tests and the
+    /// benchmark).
+    pub(super) fn set_wide(&mut self, on: bool) {
+        self.wide = on && avx2_available();
+    }
+
+    /// [`Blocks::refactor`] compiled for AVX2 (the kernels are inlined into it).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn refactor_avx2(&mut self, values: &[f64], tau: f64, diag: &mut [f64]) -> bool {
+        self.eliminate(values, tau, diag)
+    }
+
+    /// The body of [`Blocks::refactor`], inlined into each of its compilations.
+    #[inline(always)]
+    fn eliminate(&mut self, values: &[f64], tau: f64, diag: &mut [f64]) -> bool {
         let mut ok = true;
         let mut filled = 0;
         for s in 0..self.count() {
@@ -378,6 +424,7 @@ impl Blocks {
     }
 
     /// Zeroes the blocks of supernode `t` and writes A's values into them.
+    #[inline(always)]
     fn fill(&mut self, t: usize, values: &[f64]) {
         self.val[self.val_ptr[t]..self.val_ptr[t + 1]].fill(0.0);
         let (a, b) = (self.a_ptr[t], self.a_ptr[t + 1]);
@@ -434,6 +481,7 @@ impl Blocks {
 /// Dense LU without pivoting of a row-major `m × w` panel whose first `w` rows are the
 /// diagonal block, right-looking; pivots to `diag`. False if a pivot is zero, not
 /// finite, or below `tau` times the largest entry under it.
+#[inline(always)]
 fn factor_panel(panel: &mut [f64], w: usize, tau: f64, diag: &mut [f64]) -> bool {
     let mut ok = true;
     for j in 0..w {
@@ -462,6 +510,7 @@ fn factor_panel(panel: &mut [f64], w: usize, tau: f64, diag: &mut [f64]) -> bool
 
 /// Solves L U_block = U_block in place for the unit lower triangle L of the panel's
 /// diagonal block (`w × nc` U block, row-major).
+#[inline(always)]
 fn lower_solve(panel: &[f64], w: usize, ublock: &mut [f64], nc: usize) {
     if nc == 0 {
         return;
@@ -479,6 +528,7 @@ fn lower_solve(panel: &[f64], w: usize, ublock: &mut [f64], nc: usize) {
 
 /// `t0 = l0 · U` and `t1 = l1 · U` (when given) for a row-major `w × stride` U: each
 /// entry summed over the steps in order, LANES columns at a time in registers.
+#[inline(always)]
 fn product_rows(
     l0: &[f64],
     l1: Option<&[f64]>,
@@ -503,6 +553,7 @@ fn product_rows(
 }
 
 /// Subtracts the first `places.len()` entries of `t` at their places.
+#[inline(always)]
 fn scatter(later: &mut [f64], places: &[u32], t: &[f64]) {
     for (&place, &t) in places.iter().zip(t) {
         later[place as usize] -= t;

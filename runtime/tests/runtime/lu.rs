@@ -309,3 +309,48 @@ fn relaxed_supernodes_are_wider_blocks_with_explicit_zeros() {
         assert_eq!(relaxed.full_factorizations(), 1);
     }
 }
+
+#[test]
+fn avx2_refactorization_is_bitwise_the_baseline() {
+    // The blocked kernel compiled for AVX2 (where the processor has it) and for
+    // baseline x86-64 must give the same bits: the same factors, the same pivot
+    // decisions, the same solutions, on every family of matrices here.
+    let (vehicle_bodies, vehicle) = vehicle_joints();
+    let mut families = vec![
+        iteration_matrix(40, &chain_joints(40), 1),
+        iteration_matrix(12, &loop_joints(12), 2),
+        iteration_matrix(vehicle_bodies, &vehicle, 3),
+        rod_chain_matrix(64, 4, true),
+        random_matrix(80, 4, 0.0, 9),
+    ];
+    for (p, v0) in families.drain(..) {
+        let mut wide = sparse(&p, LuKernel::Blocked);
+        let mut narrow = sparse(&p, LuKernel::Blocked);
+        narrow.set_wide_registers(false);
+        assert!(!narrow.wide_registers());
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(
+            wide.wide_registers(),
+            std::arch::is_x86_feature_detected!("avx2")
+        );
+        let mut seed = 11;
+        let b: Vec<f64> = (0..p.n).map(|_| lcg(&mut seed)).collect();
+        for round in 0..4 {
+            // Small moves keep the pivot order; round 2 moves far enough to test it.
+            let size = if round == 2 { 0.5 } else { 1e-3 };
+            let values: Vec<f64> = v0.iter().map(|a| a + size * lcg(&mut seed)).collect();
+            let (rw, rn) = (wide.factorize(&values), narrow.factorize(&values));
+            assert_eq!(rw.is_ok(), rn.is_ok(), "round {round}");
+            assert_eq!(wide.full_factorizations(), narrow.full_factorizations());
+            if rw.is_err() {
+                continue;
+            }
+            let (mut xw, mut xn) = (b.clone(), b.clone());
+            wide.solve(&mut xw);
+            narrow.solve(&mut xn);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&xw), bits(&xn), "round {round}");
+            assert!(residual(&p, &values, &xw, &b) < 1e-12, "round {round}");
+        }
+    }
+}
