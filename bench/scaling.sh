@@ -12,7 +12,10 @@
 # ARGS adds options to every run, e.g. ARGS="--newton fixed:2" for the same Newton work
 # in every step at every size (the converged default needs more new matrices per step
 # on the long chains: docs/performance.md, session 27), ARGS="--output-every 1000" for
-# no result rows.
+# no result rows. BASE_ARGS adds options to BASE's runs only, so that one binary can be
+# its own baseline: BASE_ARGS="--matrix-steps 1" bench/scaling.sh FDC FDC compares the
+# default (matrices kept across steps where the counted costs say so) with a new matrix
+# every step (the same Newton work at every size: two corrections and one matrix).
 # CHAINS_OF=16 makes each size N of N/16 independent 16-rod chains (`gen_chain.py
 # --chains`; N a multiple of 16): the model grows, its dynamics and so its Newton work
 # per step do not (one longer chain's highest frequency grows about as √N).
@@ -20,17 +23,21 @@
 #        SIZES="16 64" REPS=5 bench/scaling.sh NEW BASE
 #        ARGS="--newton fixed:2" bench/scaling.sh NEW
 #        CHAINS_OF=16 SIZES="16 64 256 1008" bench/scaling.sh NEW
+#        ARGS="--output-every 1000" BASE_ARGS="--matrix-steps 1" bench/scaling.sh NEW NEW
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NEW=${1:-target/release/fdc}
 BASE=${2:-}
 SIZES=${SIZES:-16 64 256 1000}
 REPS=${REPS:-3}
-read -r -a extra <<< "${ARGS:-}"
+# The options of each binary's runs: ARGS, and BASE_ARGS for BASE.
+opts=("${ARGS:-}" "${ARGS:-} ${BASE_ARGS:-}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-wall() { # FDC CACHE MODEL: the median step time [us] of one run
+wall() { # FDC CACHE MODEL OPTIONS: the median step time [us] of one run
+  local extra
+  read -r -a extra <<< "$4"
   "$1" "$3" --end 0.5 --timing --cache-dir "$2" -o "$work/c.csv" "${extra[@]}" 2>&1 \
     | sed -n 's/.*median \([0-9.]*\).*/\1/p'
 }
@@ -63,9 +70,9 @@ for _ in $(seq "$REPS"); do
   for n in $SIZES; do
     runs=$(( (1000 + n - 1) / n )); [ "$runs" -gt 9 ] && runs=9
     for i in "${!bins[@]}"; do
-      wall "${bins[$i]}" "$work/cache$i" "$work/c$n.fd" >> "$work/wall$i.$n"
+      wall "${bins[$i]}" "$work/cache$i" "$work/c$n.fd" "${opts[$i]}" >> "$work/wall$i.$n"
       for _ in $(seq "$runs"); do
-        FDC_ARGS="${ARGS:-}" python3 bench/peers/fdc_cpu.py "${bins[$i]}" "$work/c$n.fd" "$work/cache$i" "$work/c.csv"
+        FDC_ARGS="${opts[$i]}" python3 bench/peers/fdc_cpu.py "${bins[$i]}" "$work/c$n.fd" "$work/cache$i" "$work/c.csv"
       done | median >> "$work/cpu$i.$n"
     done
   done
