@@ -23,6 +23,7 @@ mod matrices;
 
 use std::time::Instant;
 
+use fdc_runtime::assembly::Pattern;
 use fdc_runtime::linear::{LinearSolver, LuKernel, SparseLu};
 
 /// Multiply-adds of one left-looking refactorization: every U entry (k, j) costs the
@@ -99,104 +100,124 @@ fn main() {
         vehicle_matrix,
     )]);
     for (label, n, (pattern, values)) in cases {
-        let mut seed = 5;
-        let rhs: Vec<f64> = (0..pattern.n).map(|_| matrices::lcg(&mut seed)).collect();
-        let mut old = SparseLu::new(&pattern).expect("analysis");
-        old.set_relaxed(false);
-        let mut new = SparseLu::new(&pattern).expect("analysis");
-        new.set_relaxed(true);
-        // The order with the pivots on the diagonal (what the iteration matrix tries
-        // first), on relaxed supernodes too.
-        let mut diag = SparseLu::new(&pattern).expect("analysis");
-        diag.allow_diagonal_order();
-        // Both compiled for baseline x86-64 (by default the blocked refactorization
-        // runs its AVX2 compilation where the processor has it; the same bits).
-        let mut base = SparseLu::new(&pattern).expect("analysis");
-        base.set_wide_registers(false);
-        let mut diag_base = SparseLu::new(&pattern).expect("analysis");
-        diag_base.allow_diagonal_order();
-        diag_base.set_wide_registers(false);
-        let (mut xo, mut xn, mut xd) = (rhs.clone(), rhs.clone(), rhs.clone());
-        let (mut xb, mut xdb) = (rhs.clone(), rhs.clone());
-        // The first factorization chooses the pivot order; every later one keeps it.
-        time(&mut old, &values, &rhs, &mut xo, 3);
-        time(&mut new, &values, &rhs, &mut xn, 3);
-        time(&mut diag, &values, &rhs, &mut xd, 3);
-        time(&mut base, &values, &rhs, &mut xb, 3);
-        time(&mut diag_base, &values, &rhs, &mut xdb, 3);
-        let reps = if quick {
-            50
-        } else {
-            (200_000 / n).clamp(200, 20_000)
-        };
-        // Interleaved rounds, the median of the per-round medians.
-        let (mut to, mut tn, mut td) = (vec![], vec![], vec![]);
-        let (mut tb, mut tdb) = (vec![], vec![]);
-        for _ in 0..5 {
-            // `-- profile`: the relaxed kernel alone (for perf; the ratio is then void).
-            let old_reps = if profile { 1 } else { reps };
-            to.push(time(&mut old, &values, &rhs, &mut xo, old_reps));
-            tn.push(time(&mut new, &values, &rhs, &mut xn, reps));
-            td.push(time(&mut diag, &values, &rhs, &mut xd, old_reps));
-            tb.push(time(&mut base, &values, &rhs, &mut xb, old_reps));
-            tdb.push(time(&mut diag_base, &values, &rhs, &mut xdb, old_reps));
+        measure(&label, n, &pattern, &values, quick, profile);
+    }
+}
+
+/// The five solvers the table compares on one matrix, in the order they are timed.
+const EXACT: usize = 0;
+const RELAXED: usize = 1;
+const DIAGONAL: usize = 2;
+const RELAXED_BASELINE: usize = 3;
+const DIAGONAL_BASELINE: usize = 4;
+
+/// A sparse LU for `pattern` in one of the configurations of the table: exact or
+/// relaxed supernodes, partial pivoting or the diagonal order (what the iteration
+/// matrix tries first), the blocked refactorization's AVX2 compilation (the default
+/// where the processor has it) or its baseline x86-64 one (the same bits).
+fn solver(pattern: &Pattern, which: usize) -> SparseLu {
+    let mut lu = SparseLu::new(pattern).expect("analysis");
+    lu.set_relaxed(which != EXACT);
+    if which == DIAGONAL || which == DIAGONAL_BASELINE {
+        lu.allow_diagonal_order();
+    }
+    lu.set_wide_registers(which != RELAXED_BASELINE && which != DIAGONAL_BASELINE);
+    lu
+}
+
+/// Times the five solvers on one matrix (interleaved rounds, the median of the
+/// per-round figures) and prints its row of the table.
+fn measure(label: &str, n: usize, pattern: &Pattern, values: &[f64], quick: bool, profile: bool) {
+    let mut seed = 5;
+    let rhs: Vec<f64> = (0..pattern.n).map(|_| matrices::lcg(&mut seed)).collect();
+    let mut lus: Vec<SparseLu> = (0..5).map(|w| solver(pattern, w)).collect();
+    let mut xs = vec![rhs.clone(); 5];
+    // The first factorization chooses the pivot order; every later one keeps it.
+    for (lu, x) in lus.iter_mut().zip(&mut xs) {
+        time(lu, values, &rhs, x, 3);
+    }
+    let reps = if quick {
+        50
+    } else {
+        (200_000 / n).clamp(200, 20_000)
+    };
+    let mut rounds = vec![vec![]; 5];
+    for _ in 0..5 {
+        for (w, (lu, x)) in lus.iter_mut().zip(&mut xs).enumerate() {
+            // `-- profile`: the relaxed kernel alone (for perf; the ratios are then void).
+            let r = if profile && w != RELAXED { 1 } else { reps };
+            rounds[w].push(time(lu, values, &rhs, x, r));
         }
-        for t in [&mut to, &mut tn, &mut td, &mut tb, &mut tdb] {
-            t.sort_by(f64::total_cmp);
-        }
-        let (to, tn, td, tb, tdb) = (to[2], tn[2], td[2], tb[2], tdb[2]);
-        assert_eq!(xn, xb, "{label}: the AVX2 compilation changed the solution");
+    }
+    let t: Vec<f64> = rounds.iter_mut().map(|r| median(r)).collect();
+    for (wide, narrow) in [(RELAXED, RELAXED_BASELINE), (DIAGONAL, DIAGONAL_BASELINE)] {
         assert_eq!(
-            xd, xdb,
+            xs[wide], xs[narrow],
             "{label}: the AVX2 compilation changed the solution"
         );
-        let mut tds: Vec<f64> = (0..5)
-            .map(|_| time_solve(&mut diag, &rhs, &mut xd, 4 * reps))
-            .collect();
-        tds.sort_by(f64::total_cmp);
-        let diagonal = diag.memory().diagonal;
-        let mut ts: Vec<f64> = (0..5)
-            .map(|_| time_solve(&mut new, &rhs, &mut xn, 4 * reps))
-            .collect();
-        ts.sort_by(f64::total_cmp);
-        let diff = xo
-            .iter()
-            .zip(&xn)
-            .map(|(a, b)| (a - b).abs() / (1.0 + a.abs()))
-            .fold(0.0, f64::max);
-        assert_eq!(old.full_factorizations(), 1);
-        assert_eq!(new.full_factorizations(), 1);
-        assert_eq!(new.active(), LuKernel::Blocked);
-        assert_eq!(old.active(), LuKernel::Blocked);
-        println!(
-            "| {label} | {} | {} | {} / {} / {} | {} / {} | {to:.1} | {tn:.1} | {:.3} / {:.3} | {:.2} | {diff:.1e} | {:.2} | {} | {} |",
-            pattern.n,
-            new.factor_nnz(),
-            multiply_adds(&new),
-            old.blocked_multiply_adds().unwrap_or(0),
-            new.blocked_multiply_adds().unwrap_or(0),
-            old.supernodes(),
-            new.supernodes(),
-            to / n as f64,
-            tn / n as f64,
-            tn / to,
-            ts[2],
-            if diagonal {
-                format!(
-                    "{}, {td:.1}, {:.2}, {:.2} ({})",
-                    diag.blocked_multiply_adds().unwrap_or(0),
-                    td / tn,
-                    tds[2],
-                    if diag.solves_by_rows() { "rows" } else { "panels" }
-                )
-            } else {
-                "none (partial pivoting)".into()
-            },
-            if new.wide_registers() {
-                format!("{:.2} / {:.2}", tn / tb, td / tdb)
-            } else {
-                "no AVX2 here".into()
-            }
-        );
     }
+    let mut solve_alone = |w: usize, x: &mut Vec<f64>| {
+        let mut r: Vec<f64> = (0..5)
+            .map(|_| time_solve(&mut lus[w], &rhs, x, 4 * reps))
+            .collect();
+        median(&mut r)
+    };
+    let (mut xd, mut xn) = (xs[DIAGONAL].clone(), xs[RELAXED].clone());
+    let (tds, ts) = (
+        solve_alone(DIAGONAL, &mut xd),
+        solve_alone(RELAXED, &mut xn),
+    );
+    let diff = xs[EXACT]
+        .iter()
+        .zip(&xs[RELAXED])
+        .map(|(a, b)| (a - b).abs() / (1.0 + a.abs()))
+        .fold(0.0, f64::max);
+    let (old, new, diag) = (&lus[EXACT], &lus[RELAXED], &lus[DIAGONAL]);
+    assert_eq!(old.full_factorizations(), 1);
+    assert_eq!(new.full_factorizations(), 1);
+    assert_eq!(new.active(), LuKernel::Blocked);
+    assert_eq!(old.active(), LuKernel::Blocked);
+    let (to, tn, td) = (t[EXACT], t[RELAXED], t[DIAGONAL]);
+    let diagonal = if diag.memory().diagonal {
+        format!(
+            "{}, {td:.1}, {:.2}, {tds:.2} ({})",
+            diag.blocked_multiply_adds().unwrap_or(0),
+            td / tn,
+            if diag.solves_by_rows() {
+                "rows"
+            } else {
+                "panels"
+            }
+        )
+    } else {
+        "none (partial pivoting)".into()
+    };
+    let wide = if new.wide_registers() {
+        format!(
+            "{:.2} / {:.2}",
+            tn / t[RELAXED_BASELINE],
+            td / t[DIAGONAL_BASELINE]
+        )
+    } else {
+        "no AVX2 here".into()
+    };
+    println!(
+        "| {label} | {} | {} | {} / {} / {} | {} / {} | {to:.1} | {tn:.1} | {:.3} / {:.3} | {:.2} | {diff:.1e} | {ts:.2} | {diagonal} | {wide} |",
+        pattern.n,
+        new.factor_nnz(),
+        multiply_adds(new),
+        old.blocked_multiply_adds().unwrap_or(0),
+        new.blocked_multiply_adds().unwrap_or(0),
+        old.supernodes(),
+        new.supernodes(),
+        to / n as f64,
+        tn / n as f64,
+        tn / to,
+    );
+}
+
+/// The median of five or more figures.
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
