@@ -353,10 +353,11 @@ impl Blocks {
     /// the wider registers change the speed, not a bit of the result (checked by
     /// `avx2_refactorization_is_bitwise_the_baseline`).
     pub(super) fn refactor(&mut self, values: &[f64], tau: f64, diag: &mut [f64]) -> bool {
-        #[cfg(target_arch = "x86_64")]
         if self.wide {
             // SAFETY: `wide` is only set where `avx2_available` found the processor to
-            // support AVX2, the only feature `refactor_avx2` is compiled for.
+            // support AVX2, the only feature `refactor_avx2` is compiled for (and
+            // never on other architectures).
+            #[cfg(target_arch = "x86_64")]
             return unsafe { self.refactor_avx2(values, tau, diag) };
         }
         self.eliminate(values, tau, diag)
