@@ -34,14 +34,22 @@ fn multiply_adds(lu: &SparseLu) -> usize {
     m.u_row.iter().map(|&k| l_len(k)).sum::<usize>() + m.l_row.len()
 }
 
-/// CPU time of this thread in ns (Linux: the first field of its schedstat), so that a
-/// factorization longer than a time slice of the loaded machine is not charged for the
-/// other processes that run meanwhile; wall time where it is not available.
+/// CPU time of this thread in ns, so that a factorization longer than a time slice of
+/// the loaded machine is not charged for the other processes that run meanwhile; wall
+/// time where the clock is not available. (It read /proc's schedstat before, which for
+/// the running thread is only brought up to date at a scheduler tick: the quick runs'
+/// timings of under a tick read 0.)
 fn cpu_ns(start: Instant) -> f64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or_else(|| start.elapsed().as_nanos() as f64)
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to write.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+        ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
+    } else {
+        start.elapsed().as_nanos() as f64
+    }
 }
 
 /// Mean CPU µs of one refactorization + solve over `reps` calls.
